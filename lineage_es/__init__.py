@@ -1,0 +1,71 @@
+"""lineage_es: knowing, at every moment, which AI coding agent spawned which.
+
+Embed it::
+
+    from lineage_es import open_engine
+
+    engine = open_engine("memory://")       # or sqlite:///PATH, postgresql://HOST/DB
+    lineage = engine.observe("claude", payload)
+    print(lineage.root, lineage.depth, lineage.tree.siblings)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lineage_es.errors import (
+    AmbiguousConversation,
+    InputError,
+    JournalFormatError,
+    LineageError,
+    PayloadError,
+    StoreError,
+    UnknownConversation,
+    UnknownHost,
+)
+from lineage_es.model import (
+    AgentLineage,
+    Chain,
+    ForestNode,
+    LineageTree,
+    Member,
+    Peer,
+    Provenance,
+    Subagent,
+)
+
+if TYPE_CHECKING:
+    from lineage_es.engine import Engine, open_engine
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # The engine pulls in eventsourcing; keep `import lineage_es` light for hook processes.
+    if name in ("Engine", "open_engine"):
+        from lineage_es import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module 'lineage_es' has no attribute {name!r}")
+
+
+__all__ = [
+    "AgentLineage",
+    "AmbiguousConversation",
+    "Chain",
+    "Engine",
+    "ForestNode",
+    "InputError",
+    "JournalFormatError",
+    "LineageError",
+    "LineageTree",
+    "Member",
+    "Peer",
+    "PayloadError",
+    "Provenance",
+    "StoreError",
+    "Subagent",
+    "UnknownConversation",
+    "UnknownHost",
+    "open_engine",
+]

@@ -1,0 +1,811 @@
+"""The domain: one ``RootLineage`` aggregate per root, and a conversation-to-root index.
+
+The aggregate holds the rules of the lineage contract (placement, inference without guessing,
+confirmation, correction, cascade). It is pure: no I/O and no clock other than each fact's
+time, so the same facts always give the same events. Its state is plain JSON data so that
+snapshots need no custom transcoding.
+
+Every event names its subject by conversation, or by spawn key while a child is pending, and
+carries everything the tree view needs, so the projection applies events without re-deriving
+the rules.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from eventsourcing.domain import Aggregate
+
+from lineage_es.facts import RESOLUTION_STRENGTH
+
+NAMESPACE = uuid5(NAMESPACE_URL, "https://lineage-es.dev/ids")
+
+LIVE = "live"
+STOPPED = "stopped"
+DELETED = "deleted"
+
+
+def root_id(host: str, conversation: str) -> UUID:
+    """The aggregate id of the root ``conversation`` of ``host``: stable across machines."""
+    return uuid5(NAMESPACE, f"root\x00{host}\x00{conversation}")
+
+
+def index_id(host: str, conversation: str) -> UUID:
+    """The id of the index entry that routes ``conversation`` to its root."""
+    return uuid5(NAMESPACE, f"conversation\x00{host}\x00{conversation}")
+
+
+class ConversationIndex(Aggregate):
+    """Routes a conversation to the root it belongs to; saved with the root it names."""
+
+    TOPIC = "lineage:ConversationIndex"
+
+    class Event(Aggregate.Event):
+        pass
+
+    class Created(Aggregate.Created):
+        TOPIC = "lineage:ConversationIndex.Indexed"
+        host: str
+        conversation: str
+        root: str
+
+    class Moved(Event):
+        TOPIC = "lineage:ConversationIndex.Moved"
+        root: str
+
+        def apply(self, aggregate: Any) -> None:
+            aggregate.root = self.root
+
+    def __init__(self, host: str, conversation: str, root: str) -> None:
+        self.host = host
+        self.conversation = conversation
+        self.root = root
+
+    @classmethod
+    def create(cls, host: str, conversation: str, root: str, at: datetime) -> ConversationIndex:
+        return cls._create(
+            cls.Created,
+            id=index_id(host, conversation),
+            host=host,
+            conversation=conversation,
+            root=root,
+            timestamp=at,
+        )
+
+    def move(self, root: str, at: datetime) -> None:
+        if root != self.root:
+            self.trigger_event(self.Moved, root=root, timestamp=at)
+
+
+class RootLineage(Aggregate):
+    """One root conversation and every node below it.
+
+    State (plain data): ``nodes`` maps a conversation to its node, ``pending`` maps the spawn
+    key of a started child whose conversation is not known yet to its node, ``spawns`` keeps
+    spawn requests (candidate owners of children that start without naming their parent),
+    ``seen`` the idempotency keys of the observations that changed this root.
+    """
+
+    TOPIC = "lineage:RootLineage"
+
+    class Event(Aggregate.Event):
+        fact: str
+
+        def apply(self, aggregate: Any) -> None:
+            if self.fact:
+                aggregate.seen[self.fact] = 1
+            self.change(aggregate)
+
+        def change(self, aggregate: Any) -> None:
+            """Mutate the aggregate's state; each event class says how."""
+
+    class Created(Aggregate.Created):
+        TOPIC = "lineage:RootLineage.Started"
+        host: str
+        conversation: str
+        workspace: list[str]
+        source: str
+        fact: str
+
+    class Resumed(Event):
+        TOPIC = "lineage:RootLineage.Resumed"
+        conversation: str
+
+        def change(self, aggregate: Any) -> None:
+            aggregate.nodes[self.conversation]["status"] = LIVE
+
+    class SpawnRequested(Event):
+        TOPIC = "lineage:RootLineage.SpawnRequested"
+        spawn_key: str
+        parent: str
+        agent_type: str | None
+        description: str | None
+
+        def change(self, aggregate: Any) -> None:
+            aggregate.spawn_seq += 1
+            aggregate.spawns[self.spawn_key] = {
+                "parent": self.parent,
+                "claimed": None,
+                "seq": aggregate.spawn_seq,
+                "agent_type": self.agent_type,
+            }
+
+    class ChildPlaced(Event):
+        """A child joins the tree, under its conversation or, while pending, its spawn key."""
+
+        TOPIC = "lineage:RootLineage.ChildPlaced"
+        conversation: str | None
+        spawn_key: str | None
+        parent: str | None
+        depth: int
+        resolution: str
+        ambiguous: bool
+        agent_type: str | None
+        subagent_id: str | None
+        description: str | None
+
+        def change(self, aggregate: Any) -> None:
+            node = {
+                "parent": self.parent,
+                "depth": self.depth,
+                "status": LIVE,
+                "spawn": self.spawn_key,
+                "resolution": self.resolution,
+                "ambiguous": self.ambiguous,
+            }
+            if self.conversation is None:
+                aggregate.pending[self.spawn_key] = node
+            else:
+                aggregate.nodes[self.conversation] = node
+            _claim(aggregate, self.spawn_key, self.conversation or "")
+
+    class ChildBound(Event):
+        """A pending child's own conversation became known."""
+
+        TOPIC = "lineage:RootLineage.ChildBound"
+        spawn_key: str
+        conversation: str
+        resolution: str
+
+        def change(self, aggregate: Any) -> None:
+            node = aggregate.pending.pop(self.spawn_key)
+            node["resolution"] = self.resolution
+            aggregate.nodes[self.conversation] = node
+            _claim(aggregate, self.spawn_key, self.conversation)
+
+    class BindingUndone(Event):
+        """A bound child turned out to be someone else: it is pending again."""
+
+        TOPIC = "lineage:RootLineage.BindingUndone"
+        conversation: str
+        spawn_key: str
+        resolution: str
+
+        def change(self, aggregate: Any) -> None:
+            node = aggregate.nodes.pop(self.conversation)
+            node["resolution"] = self.resolution
+            aggregate.pending[self.spawn_key] = node
+            _claim(aggregate, self.spawn_key, "")
+
+    class EdgeConfirmed(Event):
+        TOPIC = "lineage:RootLineage.EdgeConfirmed"
+        conversation: str
+        spawn_key: str | None
+        resolution: str
+        released: str | None
+
+        def change(self, aggregate: Any) -> None:
+            node = aggregate.nodes[self.conversation]
+            node["resolution"] = self.resolution
+            if self.spawn_key is not None:
+                _claim(aggregate, self.released, "")
+                node["spawn"] = self.spawn_key
+                _claim(aggregate, self.spawn_key, self.conversation)
+
+    class EdgeCorrected(Event):
+        """A later fact contradicted a placement; ``depths`` re-places the moved subtree."""
+
+        TOPIC = "lineage:RootLineage.EdgeCorrected"
+        conversation: str
+        parent: str | None
+        previous: str | None
+        spawn_key: str | None
+        released: str | None
+        resolution: str
+        depths: dict[str, int]
+
+        def change(self, aggregate: Any) -> None:
+            node = aggregate.nodes[self.conversation]
+            node["parent"] = self.parent
+            node["resolution"] = self.resolution
+            node["ambiguous"] = False
+            for conversation, depth in self.depths.items():
+                aggregate.nodes[conversation]["depth"] = depth
+            if self.spawn_key is not None:
+                _claim(aggregate, self.released, "")
+                node["spawn"] = self.spawn_key
+                _claim(aggregate, self.spawn_key, self.conversation)
+
+    class EdgeRejected(Event):
+        """A fact asked for an edge the rules refuse (a cycle, a depth contradiction)."""
+
+        TOPIC = "lineage:RootLineage.EdgeRejected"
+        conversation: str
+        parent: str
+        reason: str
+        detail: str
+
+    class Stopped(Event):
+        TOPIC = "lineage:RootLineage.Stopped"
+        conversation: str | None
+        spawn_key: str | None
+
+        def change(self, aggregate: Any) -> None:
+            _node(aggregate, self.conversation, self.spawn_key)["status"] = STOPPED
+
+    class Renamed(Event):
+        TOPIC = "lineage:RootLineage.Renamed"
+        conversation: str
+        name: str
+
+    class Deleted(Event):
+        TOPIC = "lineage:RootLineage.Deleted"
+        conversation: str | None
+        spawn_key: str | None
+        reason: str
+
+        def change(self, aggregate: Any) -> None:
+            _node(aggregate, self.conversation, self.spawn_key)["status"] = DELETED
+
+    def __init__(
+        self, host: str, conversation: str, workspace: list[str], source: str, fact: str
+    ) -> None:
+        self.host = host
+        self.conversation = conversation
+        self.workspace = list(workspace)
+        self.nodes: dict[str, dict[str, Any]] = {
+            conversation: {
+                "parent": None,
+                "depth": 0,
+                "status": LIVE,
+                "spawn": None,
+                "resolution": "native",
+                "ambiguous": False,
+            }
+        }
+        self.pending: dict[str, dict[str, Any]] = {}
+        self.spawns: dict[str, dict[str, Any]] = {}
+        self.spawn_seq = 0
+        self.seen: dict[str, int] = {fact: 1} if fact else {}
+
+    # -- creation -------------------------------------------------------------------------
+
+    @classmethod
+    def start(
+        cls,
+        host: str,
+        conversation: str,
+        *,
+        at: datetime,
+        workspace: tuple[str, ...] = (),
+        source: str = "",
+        fact: str = "",
+    ) -> RootLineage:
+        return cls._create(
+            cls.Created,
+            id=root_id(host, conversation),
+            host=host,
+            conversation=conversation,
+            workspace=list(workspace),
+            source=source,
+            fact=fact,
+            timestamp=at,
+        )
+
+    # -- questions the engine asks ----------------------------------------------------------
+
+    def has_seen(self, fact: str) -> bool:
+        return fact in self.seen
+
+    def knows(self, conversation: str) -> bool:
+        return conversation in self.nodes
+
+    def node(self, conversation: str) -> dict[str, Any] | None:
+        return self.nodes.get(conversation)
+
+    def pending_keys(self) -> list[str]:
+        """Spawn keys of started children whose conversation is not known, oldest first."""
+        return [k for k, n in self.pending.items() if n["status"] == LIVE]
+
+    def pending_parent(self, spawn_key: str) -> str | None:
+        node = self.pending.get(spawn_key)
+        return None if node is None else node["parent"]
+
+    # -- commands -------------------------------------------------------------------------
+
+    def see_root(self, *, at: datetime, fact: str) -> None:
+        """The root acted as a root again: resume it if it had stopped."""
+        self.resume(self.conversation, at=at, fact=fact)
+
+    def resume(self, conversation: str, *, at: datetime, fact: str) -> None:
+        node = self.nodes.get(conversation)
+        if node is not None and node["status"] == STOPPED:
+            self._trigger(self.Resumed, at, fact, conversation=conversation)
+
+    def request_spawn(
+        self,
+        parent: str,
+        spawn_key: str,
+        *,
+        agent_type: str | None,
+        description: str | None,
+        at: datetime,
+        fact: str,
+    ) -> None:
+        if spawn_key in self.spawns or parent not in self.nodes:
+            return
+        self._trigger(
+            self.SpawnRequested,
+            at,
+            fact,
+            spawn_key=spawn_key,
+            parent=parent,
+            agent_type=agent_type,
+            description=description,
+        )
+
+    def start_pending(
+        self,
+        spawn_key: str,
+        parent: str,
+        *,
+        agent_type: str | None,
+        subagent_id: str | None,
+        description: str | None,
+        at: datetime,
+        fact: str,
+    ) -> None:
+        """A child started under ``parent``; its conversation will be learnt later."""
+        parent_node = self.nodes.get(parent)
+        if parent_node is None or parent_node["status"] == DELETED:
+            return
+        if spawn_key in self.pending or self._claimed(spawn_key):
+            return
+        self._trigger(
+            self.ChildPlaced,
+            at,
+            fact,
+            conversation=None,
+            spawn_key=spawn_key,
+            parent=parent,
+            depth=parent_node["depth"] + 1,
+            resolution="native",
+            ambiguous=False,
+            agent_type=agent_type or self._spawn_type(spawn_key),
+            subagent_id=subagent_id or spawn_key,
+            description=description,
+        )
+
+    def place_unknown_child(
+        self,
+        child: str,
+        *,
+        agent_type: str | None,
+        subagent_id: str | None,
+        description: str | None,
+        at: datetime,
+        fact: str,
+    ) -> None:
+        """A child started without naming its parent: place it by ordering alone.
+
+        The most recent unclaimed spawn owns it when every unclaimed spawn has the same
+        parent; with no unclaimed spawn the root owns it; spawns from different parents are
+        never guessed between: the child goes under the root with no parent edge, ambiguous.
+        """
+        if child in self.nodes:
+            self.resume(child, at=at, fact=fact)
+            return
+        open_spawns = [
+            (s["seq"], key, s)
+            for key, s in self.spawns.items()
+            if s["claimed"] is None
+            and key not in self.pending
+            and self.nodes.get(s["parent"], {}).get("status") == LIVE
+        ]
+        parents = {s["parent"] for _, _, s in open_spawns}
+        spawn_key: str | None = None
+        ambiguous = False
+        if not open_spawns:
+            parent: str | None = self.conversation
+        elif len(parents) == 1:
+            _, spawn_key, spawn = max(open_spawns, key=lambda item: item[0])
+            parent = spawn["parent"]
+        else:
+            parent = None
+            ambiguous = True
+        depth = self.nodes[parent]["depth"] + 1 if parent is not None else 1
+        self._trigger(
+            self.ChildPlaced,
+            at,
+            fact,
+            conversation=child,
+            spawn_key=spawn_key,
+            parent=parent,
+            depth=depth,
+            resolution="inferred",
+            ambiguous=ambiguous,
+            agent_type=agent_type or (self._spawn_type(spawn_key) if spawn_key else None),
+            subagent_id=subagent_id or child,
+            description=description,
+        )
+
+    def bind_pending(self, spawn_key: str, child: str, *, at: datetime, fact: str) -> None:
+        """A pending child's conversation became known by ordering alone."""
+        if spawn_key in self.pending and child not in self.nodes:
+            self._trigger(
+                self.ChildBound,
+                at,
+                fact,
+                spawn_key=spawn_key,
+                conversation=child,
+                resolution="inferred",
+            )
+
+    def place_ambiguous(self, child: str, *, at: datetime, fact: str) -> None:
+        """A child of this root whose parent cannot be chosen without guessing."""
+        if child in self.nodes:
+            return
+        self._trigger(
+            self.ChildPlaced,
+            at,
+            fact,
+            conversation=child,
+            spawn_key=None,
+            parent=None,
+            depth=1,
+            resolution="inferred",
+            ambiguous=True,
+            agent_type=None,
+            subagent_id=child,
+            description=None,
+        )
+
+    def undo_binding(self, child: str, *, at: datetime, fact: str) -> None:
+        """``child`` proved to be a root of its own: its spawn is pending again, or, when it
+        was placed without a spawn, it leaves this root."""
+        node = self.nodes.get(child)
+        if node is None or child == self.conversation or node["status"] == DELETED:
+            return
+        if node["spawn"] is not None and node["spawn"] not in self.pending:
+            self._trigger(
+                self.BindingUndone,
+                at,
+                fact,
+                conversation=child,
+                spawn_key=node["spawn"],
+                resolution="native",
+            )
+        else:
+            self._delete(child, None, "revoked", at, fact)
+
+    def identify_child(
+        self,
+        parent: str,
+        child: str,
+        *,
+        resolution: str,
+        spawn_key: str | None,
+        depth: int | None,
+        agent_type: str | None,
+        subagent_id: str | None,
+        description: str | None,
+        at: datetime,
+        fact: str,
+    ) -> None:
+        """A host fact names ``child`` as ``parent``'s child: place, confirm or correct."""
+        parent_node = self.nodes.get(parent)
+        if parent_node is None or parent_node["status"] == DELETED:
+            if child not in self.nodes:
+                self.place_ambiguous(child, at=at, fact=fact)
+            self._trigger(
+                self.EdgeRejected,
+                at,
+                fact,
+                conversation=child,
+                parent=parent,
+                reason="unknown-parent",
+                detail=f"{parent!r} is not a node of root {self.conversation!r}",
+            )
+            return
+        expected_depth = parent_node["depth"] + 1
+        if depth is not None and depth != expected_depth:
+            self._reject_depth(parent, child, depth, expected_depth, at, fact)
+            return
+        if spawn_key is not None and spawn_key in self.pending and child not in self.nodes:
+            self._trigger(
+                self.ChildBound,
+                at,
+                fact,
+                spawn_key=spawn_key,
+                conversation=child,
+                resolution=resolution,
+            )
+            return
+        node = self.nodes.get(child)
+        if node is None:
+            self._trigger(
+                self.ChildPlaced,
+                at,
+                fact,
+                conversation=child,
+                spawn_key=spawn_key,
+                parent=parent,
+                depth=expected_depth,
+                resolution=resolution,
+                ambiguous=False,
+                agent_type=agent_type
+                or (self._spawn_type(spawn_key) if spawn_key is not None else None),
+                subagent_id=subagent_id or child,
+                description=description,
+            )
+            return
+        if node["status"] == DELETED or child == self.conversation:
+            return
+        released = node["spawn"] if node["spawn"] != spawn_key else None
+        new_key = spawn_key if spawn_key != node["spawn"] else None
+        if node["parent"] == parent and not node["ambiguous"]:
+            stronger = RESOLUTION_STRENGTH[resolution] > RESOLUTION_STRENGTH[node["resolution"]]
+            if stronger or new_key is not None:
+                self._trigger(
+                    self.EdgeConfirmed,
+                    at,
+                    fact,
+                    conversation=child,
+                    spawn_key=new_key,
+                    resolution=resolution if stronger else node["resolution"],
+                    released=released if new_key is not None else None,
+                )
+            return
+        if RESOLUTION_STRENGTH[resolution] < RESOLUTION_STRENGTH[node["resolution"]]:
+            return
+        if self._is_ancestor(child, parent):
+            self._trigger(
+                self.EdgeRejected,
+                at,
+                fact,
+                conversation=child,
+                parent=parent,
+                reason="cycle",
+                detail=f"{parent!r} descends from {child!r}",
+            )
+            return
+        self._trigger(
+            self.EdgeCorrected,
+            at,
+            fact,
+            conversation=child,
+            parent=parent,
+            previous=node["parent"],
+            spawn_key=new_key,
+            released=released if new_key is not None else None,
+            resolution=resolution,
+            depths=self._subtree_depths(child, expected_depth),
+        )
+
+    def stop(
+        self, conversation: str | None, spawn_key: str | None, *, at: datetime, fact: str
+    ) -> None:
+        found = self._find(conversation, spawn_key)
+        if found is None or found[2]["status"] != LIVE:
+            return
+        if found[0] == self.conversation:
+            self.end_session(at=at, fact=fact)
+            return
+        self._trigger(self.Stopped, at, fact, conversation=found[0], spawn_key=found[1])
+
+    def end_session(self, *, at: datetime, fact: str) -> None:
+        """The root's session ended: its live descendants stop with it, deepest first."""
+        for conversation, spawn_key in reversed(self._subtree(self.conversation)):
+            found = self._find(conversation, spawn_key)
+            if found is not None and found[2]["status"] == LIVE:
+                self._trigger(
+                    self.Stopped, at, fact, conversation=found[0], spawn_key=found[1]
+                )
+
+    def rename(self, conversation: str, name: str, *, at: datetime, fact: str = "") -> None:
+        node = self.nodes.get(conversation)
+        if node is not None and node["status"] != DELETED:
+            self._trigger(self.Renamed, at, fact, conversation=conversation, name=name)
+
+    def delete(self, conversation: str, reason: str, *, at: datetime, fact: str = "") -> None:
+        """Delete a node and, recorded as ``parent-teardown``, its whole subtree."""
+        node = self.nodes.get(conversation)
+        if node is None:
+            pending = self.pending.get(conversation)
+            if pending is not None and pending["status"] != DELETED:
+                self._delete(None, conversation, reason, at, fact)
+            return
+        if node["status"] != DELETED:
+            self._delete(conversation, None, reason, at, fact)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _delete(
+        self, conversation: str | None, spawn_key: str | None, reason: str, at: datetime, fact: str
+    ) -> None:
+        top = conversation if conversation is not None else spawn_key
+        assert top is not None
+        first = True
+        for sub_conversation, sub_key in self._subtree(top):
+            found = self._find(sub_conversation, sub_key)
+            if found is None or found[2]["status"] == DELETED:
+                continue
+            self._trigger(
+                self.Deleted,
+                at,
+                fact,
+                conversation=found[0],
+                spawn_key=found[1],
+                reason=reason if first else "parent-teardown",
+            )
+            first = False
+
+    def _reject_depth(
+        self, parent: str, child: str, depth: int, expected: int, at: datetime, fact: str
+    ) -> None:
+        self._trigger(
+            self.EdgeRejected,
+            at,
+            fact,
+            conversation=child,
+            parent=parent,
+            reason="depth",
+            detail=f"stated depth {depth}, but {parent!r} is at depth {expected - 1}",
+        )
+        if child not in self.nodes:
+            self._trigger(
+                self.ChildPlaced,
+                at,
+                fact,
+                conversation=child,
+                spawn_key=None,
+                parent=None,
+                depth=max(depth, 1),
+                resolution="inferred",
+                ambiguous=True,
+                agent_type=None,
+                subagent_id=child,
+                description=None,
+            )
+
+    def _trigger(self, event_class: type[Any], at: datetime, fact: str, **kwargs: Any) -> None:
+        self.trigger_event(event_class, timestamp=at, fact=fact, **kwargs)
+
+    def _find(
+        self, conversation: str | None, spawn_key: str | None
+    ) -> tuple[str | None, str | None, dict[str, Any]] | None:
+        """The node named by conversation or spawn key, as (conversation, pending key, node):
+        exactly one of the first two is set."""
+        if conversation is not None and conversation in self.nodes:
+            return conversation, None, self.nodes[conversation]
+        if spawn_key is not None:
+            if spawn_key in self.pending:
+                return None, spawn_key, self.pending[spawn_key]
+            claimed = self.spawns.get(spawn_key, {}).get("claimed")
+            if claimed and claimed in self.nodes:
+                return claimed, None, self.nodes[claimed]
+            for name, node in self.nodes.items():
+                if node["spawn"] == spawn_key:
+                    return name, None, node
+        if conversation is not None and conversation in self.pending:
+            return None, conversation, self.pending[conversation]
+        return None
+
+    def _claimed(self, spawn_key: str) -> bool:
+        spawn = self.spawns.get(spawn_key)
+        return bool(spawn and spawn["claimed"])
+
+    def _spawn_type(self, spawn_key: str) -> str | None:
+        spawn = self.spawns.get(spawn_key)
+        return None if spawn is None else spawn.get("agent_type")
+
+    def _children(self) -> dict[str, list[tuple[str | None, str | None]]]:
+        children: dict[str, list[tuple[str | None, str | None]]] = {}
+        for name, node in self.nodes.items():
+            if node["parent"] is not None:
+                children.setdefault(node["parent"], []).append((name, None))
+        for key, node in self.pending.items():
+            if node["parent"] is not None:
+                children.setdefault(node["parent"], []).append((None, key))
+        return children
+
+    def _subtree(self, top: str) -> list[tuple[str | None, str | None]]:
+        """``top`` and its descendants, parents before children, as (conversation, key)."""
+        children = self._children()
+        first: tuple[str | None, str | None] = (
+            (top, None) if top in self.nodes else (None, top)
+        )
+        order: list[tuple[str | None, str | None]] = []
+        stack = [first]
+        seen: set[tuple[str | None, str | None]] = set()
+        while stack:
+            item = stack.pop()
+            if item in seen:
+                continue
+            seen.add(item)
+            order.append(item)
+            if item[0] is not None:
+                stack.extend(reversed(children.get(item[0], [])))
+        return order
+
+    def _subtree_depths(self, top: str, depth: int) -> dict[str, int]:
+        children = self._children()
+        depths: dict[str, int] = {}
+        stack = [(top, depth)]
+        while stack:
+            name, d = stack.pop()
+            if name in depths:
+                continue
+            depths[name] = d
+            stack.extend((c, d + 1) for c, _ in children.get(name, []) if c is not None)
+        return depths
+
+    def _is_ancestor(self, ancestor: str, node: str) -> bool:
+        current: str | None = node
+        hops = 0
+        while current is not None and hops <= len(self.nodes):
+            if current == ancestor:
+                return True
+            current = self.nodes.get(current, {}).get("parent")
+            hops += 1
+        return False
+
+
+def _node(aggregate: Any, conversation: str | None, spawn_key: str | None) -> dict[str, Any]:
+    if conversation is not None:
+        node: dict[str, Any] = aggregate.nodes[conversation]
+        return node
+    pending: dict[str, Any] = aggregate.pending[spawn_key]
+    return pending
+
+
+def _claim(aggregate: Any, spawn_key: str | None, claimant: str) -> None:
+    if spawn_key is None:
+        return
+    spawn = aggregate.spawns.get(spawn_key)
+    if spawn is not None:
+        spawn["claimed"] = claimant or None
+
+
+EVENT_CLASSES: dict[str, type[Any]] = {
+    cls.TOPIC: cls
+    for cls in (
+        ConversationIndex.Created,
+        ConversationIndex.Moved,
+        RootLineage.Created,
+        RootLineage.Resumed,
+        RootLineage.SpawnRequested,
+        RootLineage.ChildPlaced,
+        RootLineage.ChildBound,
+        RootLineage.BindingUndone,
+        RootLineage.EdgeConfirmed,
+        RootLineage.EdgeCorrected,
+        RootLineage.EdgeRejected,
+        RootLineage.Stopped,
+        RootLineage.Renamed,
+        RootLineage.Deleted,
+    )
+}
+
+
+def upcast(topic: str, state: dict[str, Any]) -> None:
+    """Bring a stored event's state up to its class's current version, in place, with the
+    class's own ``upcast_vN_vN+1`` steps (the same ones eventsourcing's mapper runs)."""
+    cls = EVENT_CLASSES[topic]
+    version = state.pop("class_version", 1)
+    target = getattr(cls, "class_version", 1)
+    while version < target:
+        getattr(cls, f"upcast_v{version}_v{version + 1}")(state)
+        version += 1

@@ -1,0 +1,586 @@
+"""The engine a runtime embeds: observe host payloads, answer lineage questions.
+
+``observe`` routes an observation's facts to the aggregate of their root, applies the rules,
+saves the root and any new index entries in one transaction, brings the tree view up to date
+and answers the requester's lineage. Everything else reads the view.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.persistence import IntegrityError, Transcoder
+
+from lineage_es import hosts
+from lineage_es.domain import ConversationIndex, RootLineage, index_id, root_id
+from lineage_es.errors import LineageError, StoreError, UnknownConversation
+from lineage_es.facts import (
+    DELETE_REASONS,
+    Acted,
+    ChildIdentified,
+    ChildStarted,
+    Deleted,
+    Fact,
+    Host,
+    Observation,
+    Renamed,
+    Resumed,
+    RootSeen,
+    SessionEnded,
+    SpawnRequested,
+    Stopped,
+)
+from lineage_es.model import AgentLineage, Chain, ForestNode, LineageTree, Member, Provenance
+from lineage_es.model import Relation as RelationName
+from lineage_es.projection import JournalEvent, Progress, Projector, iso, read_journal
+from lineage_es.queries import Queries
+from lineage_es.stores import (
+    StoreLocation,
+    application_env,
+    default_store_url,
+    parse_store_url,
+    prepare_sqlite_file,
+    wrap_open_error,
+)
+from lineage_es.transcoder import OrjsonTranscoder
+from lineage_es.view import MemoryView, ViewStore
+
+#: How often an observation is retried when another writer saved the same root first.
+MAX_ATTEMPTS = 8
+
+Clock = Callable[[], datetime]
+
+
+class LineageApplication(Application[UUID]):
+    """The eventsourcing application that owns the journal."""
+
+    name = "lineage"
+    snapshotting_intervals = {RootLineage: 200}  # noqa: RUF012 (the library's own shape)
+    env = {  # noqa: RUF012
+        "AGGREGATE_CACHE_MAXSIZE": "256",
+        "DEEPCOPY_FROM_AGGREGATE_CACHE": "n",
+    }
+
+    def construct_transcoder(self) -> Transcoder:
+        return OrjsonTranscoder()
+
+
+class ConcurrencyError(LineageError):
+    """Other writers kept winning the race for the same root; the observation was not saved."""
+
+
+def _utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+@dataclass
+class _Unit:
+    """The aggregates one observation touches, saved together in one transaction."""
+
+    app: LineageApplication
+    host: Host
+    at: datetime
+    key: str
+    roots: dict[UUID, RootLineage] = field(default_factory=dict)
+    created: set[UUID] = field(default_factory=set)
+    moves: dict[str, str] = field(default_factory=dict)
+
+    def get_root(self, conversation: str) -> RootLineage | None:
+        aggregate_id = root_id(self.host, conversation)
+        if aggregate_id in self.roots:
+            return self.roots[aggregate_id]
+        try:
+            root: RootLineage = self.app.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            return None
+        self.roots[aggregate_id] = root
+        return root
+
+    def start_root(self, conversation: str, source: str, workspace: tuple[str, ...]) -> RootLineage:
+        root = RootLineage.start(
+            self.host, conversation, at=self.at, workspace=workspace, source=source, fact=self.key
+        )
+        self.roots[root.id] = root
+        self.created.add(root.id)
+        return root
+
+    def index(self, conversation: str) -> ConversationIndex | None:
+        try:
+            entry: ConversationIndex = self.app.repository.get(index_id(self.host, conversation))
+        except AggregateNotFoundError:
+            return None
+        return entry
+
+    def save(self) -> list[str]:
+        """Save every touched root with index entries for the conversations it placed;
+        returns the conversations placed or re-placed by this unit."""
+        entries: list[ConversationIndex] = []
+        placed: list[str] = []
+        for root in self.roots.values():
+            for event in root.pending_events:
+                conversation = getattr(event, "conversation", None)
+                if conversation is None:
+                    continue
+                if isinstance(
+                    event,
+                    (
+                        RootLineage.Created,
+                        RootLineage.ChildPlaced,
+                        RootLineage.ChildBound,
+                        RootLineage.EdgeCorrected,
+                        RootLineage.EdgeConfirmed,
+                    ),
+                ):
+                    placed.append(conversation)
+                if isinstance(
+                    event, (RootLineage.Created, RootLineage.ChildPlaced, RootLineage.ChildBound)
+                ):
+                    entry = self._entry_for(conversation, root.conversation)
+                    if entry is not None:
+                        entries.append(entry)
+        self.app.save(*self.roots.values(), *entries)
+        return placed
+
+    def _entry_for(self, conversation: str, root: str) -> ConversationIndex | None:
+        existing = self.index(conversation)
+        if existing is None:
+            return ConversationIndex.create(self.host, conversation, root, self.at)
+        if conversation in self.moves:
+            existing.move(self.moves[conversation], self.at)
+            return existing
+        return None
+
+    def forget(self) -> None:
+        """Drop cached copies of the touched aggregates: they hold unsaved changes."""
+        cache = self.app.repository.cache
+        if cache is None:
+            return
+        for aggregate_id in self.roots:
+            try:
+                cache.get(aggregate_id, evict=True)
+            except KeyError:
+                continue
+
+
+class Engine:
+    """Observe host facts into a journal and answer lineage questions from its tree view.
+
+    Open one with :func:`open_engine`. Thread-safe: one lock serialises writes and reads.
+    """
+
+    def __init__(self, url: str | None = None, *, clock: Clock | None = None) -> None:
+        self.location: StoreLocation = parse_store_url(url or default_store_url())
+        self._clock: Clock = clock or (lambda: datetime.now(timezone.utc))
+        self._lock = threading.RLock()
+        if self.location.kind == "sqlite":
+            assert self.location.path is not None
+            prepare_sqlite_file(self.location.path)
+        try:
+            self.app = LineageApplication(env=application_env(self.location))
+            self.app.recorder.max_notification_id()
+            self.view: ViewStore = self._open_view()
+        except StoreError:
+            raise
+        except Exception as exc:  # every driver has its own errors; name the store
+            raise wrap_open_error(self.location, exc) from None
+        self.projector = Projector(self.app.recorder, self.view)
+        self.queries = Queries(self.view)
+
+    def _open_view(self) -> ViewStore:
+        if self.location.kind == "memory":
+            return MemoryView()
+        if self.location.kind == "sqlite":
+            from lineage_es.sqlview import SQLiteView
+
+            assert self.location.path is not None
+            return SQLiteView(self.location.path)
+        from lineage_es.sqlview import PostgresView
+
+        return PostgresView(self.location.postgres)
+
+    # -- writing --------------------------------------------------------------------------
+
+    def observe(
+        self, host: str, payload: Mapping[str, Any], *, at: datetime | None = None
+    ) -> AgentLineage | None:
+        """Journal what one hook payload says and answer its sender's lineage.
+
+        Returns only after the events are durable. ``None`` when the host adapter ignores
+        the payload. Raises :class:`~lineage_es.errors.PayloadError` (nothing journaled)
+        for a payload it cannot understand.
+        """
+        observation = hosts.adapter(host).observe(payload, at=at)
+        return self.observe_observation(observation, at=at)
+
+    def observe_observation(
+        self, observation: Observation, *, at: datetime | None = None
+    ) -> AgentLineage | None:
+        """Like :meth:`observe`, for an observation a transcript reader already made."""
+        with self._lock:
+            if observation.requester is None:
+                return None
+            when = _utc(observation.at or at or self._clock())
+            placed = self._record(observation, when)
+            self.projector.catch_up()
+            return self._answer(observation, placed)
+
+    def resolve(self, host: str, meta: Mapping[str, Any]) -> AgentLineage | None:
+        """The lineage of an MCP tool call from its ``_meta``; journals nothing.
+
+        A caller the journal knows is answered from the registry, with its tree; one it
+        never saw start is answered from what ``_meta`` itself states, with no tree.
+        """
+        claim = hosts.adapter(host).claim(meta)
+        if claim is None:
+            return None
+        with self._lock:
+            self.projector.catch_up()
+            known = self.queries.find(claim.conversation, claim.host)
+            if known is not None:
+                return self.queries.lineage_of(known, resolution=self._registry(known.resolution))
+        depth = claim.depth if claim.depth is not None else (1 if claim.parent else 0)
+        return AgentLineage(
+            conversation=claim.conversation,
+            root=claim.root or claim.conversation,
+            depth=depth,
+            resolution="native",
+            parent=claim.parent,
+            host=claim.host,
+        )
+
+    def rename(self, conversation: str, name: str, *, host: str | None = None) -> None:
+        """Give a node a display name; the last rename wins."""
+        self._command(conversation, host, Renamed(conversation, name))
+
+    def delete(self, conversation: str, reason: str = "user", *, host: str | None = None) -> None:
+        """Delete a node and its whole subtree (each descendant as ``parent-teardown``)."""
+        if reason not in DELETE_REASONS:
+            raise LineageError(
+                f"unknown delete reason {reason!r}; expected one of {', '.join(DELETE_REASONS)}"
+            )
+        self._command(conversation, host, Deleted(conversation, reason))  # type: ignore[arg-type]
+
+    def _command(self, conversation: str, host: str | None, fact: Fact) -> None:
+        with self._lock:
+            self.projector.catch_up()
+            row = self.queries.require(conversation, host)
+            observation = Observation(
+                host=row.host,  # type: ignore[arg-type]
+                requester=row.key,
+                key="",
+                facts=(fact,),
+                root=row.root,
+            )
+            self._record(observation, _utc(self._clock()))
+            self.projector.catch_up()
+
+    def _record(self, observation: Observation, at: datetime) -> list[str]:
+        for _ in range(MAX_ATTEMPTS):
+            self.projector.catch_up()
+            unit = _Unit(self.app, observation.host, at, observation.key)
+            try:
+                root = self._route(observation, unit)
+                if root is None:
+                    return []
+                duplicate = root.id not in unit.created and root.has_seen(observation.key)
+                if observation.key and duplicate:
+                    unit.forget()
+                    return []
+                for fact in observation.facts:
+                    self._apply(fact, observation, root, unit)
+                return unit.save()
+            except IntegrityError:
+                unit.forget()
+                continue
+            except BaseException:
+                unit.forget()
+                raise
+        raise ConcurrencyError(
+            f"gave up after {MAX_ATTEMPTS} attempts: other writers kept changing the same root"
+        )
+
+    def _route(self, observation: Observation, unit: _Unit) -> RootLineage | None:
+        """The root aggregate this observation belongs to, creating or re-binding as the
+        rules say; ``None`` when it cannot be placed without guessing."""
+        requester = observation.requester
+        assert requester is not None
+        seen = next(
+            (f for f in observation.facts if isinstance(f, RootSeen) and f.conversation == requester),
+            None,
+        )
+        source = seen.source if seen is not None else "implied"
+        if observation.root is not None:
+            entry = unit.index(observation.root)
+            conversation = entry.root if entry is not None else observation.root
+            return unit.get_root(conversation) or unit.start_root(
+                conversation, source, observation.workspace
+            )
+        entry = unit.index(requester)
+        if entry is not None:
+            root = unit.get_root(entry.root)
+            if root is not None and seen is not None and entry.root != requester:
+                root.undo_binding(requester, at=unit.at, fact=unit.key)
+                unit.moves[requester] = requester
+                return unit.start_root(requester, source, observation.workspace)
+            return root
+        if seen is not None:
+            return unit.start_root(requester, source, observation.workspace)
+        return self._bind_by_order(observation, unit)
+
+    def _bind_by_order(self, observation: Observation, unit: _Unit) -> RootLineage | None:
+        """An unknown conversation that may not start a root is the child of the one pending
+        start in its workspace; with several pending under one root it is placed there,
+        ambiguous; with none, or several roots, it is not placed."""
+        requester = observation.requester
+        assert requester is not None
+        candidates = [
+            row
+            for row in self.view.pending(observation.host)
+            if self.queries.snapshot(row.root_id).root.workspace == observation.workspace
+        ]
+        if not candidates or len({row.root for row in candidates}) != 1:
+            return None
+        root = unit.get_root(candidates[0].root)
+        if root is None:
+            return None
+        if len(candidates) == 1:
+            assert candidates[0].spawn_key is not None
+            root.bind_pending(candidates[0].spawn_key, requester, at=unit.at, fact=unit.key)
+        else:
+            root.place_ambiguous(requester, at=unit.at, fact=unit.key)
+        return root
+
+    def _apply(self, fact: Fact, observation: Observation, root: RootLineage, unit: _Unit) -> None:
+        at, key = unit.at, unit.key
+        if isinstance(fact, RootSeen):
+            if fact.conversation == root.conversation:
+                root.see_root(at=at, fact=key)
+        elif isinstance(fact, SpawnRequested):
+            self._ensure_placed(fact.parent, observation, root, unit)
+            root.request_spawn(
+                fact.parent,
+                fact.spawn_key,
+                agent_type=fact.agent_type,
+                description=fact.description,
+                at=at,
+                fact=key,
+            )
+        elif isinstance(fact, ChildStarted):
+            self._child_started(fact, root, unit)
+        elif isinstance(fact, ChildIdentified):
+            root.identify_child(
+                fact.parent,
+                fact.child,
+                resolution=fact.resolution,
+                spawn_key=fact.spawn_key,
+                depth=fact.depth,
+                agent_type=fact.agent_type,
+                subagent_id=fact.subagent_id,
+                description=fact.description,
+                at=at,
+                fact=key,
+            )
+        elif isinstance(fact, Acted):
+            self._ensure_placed(fact.conversation, observation, root, unit)
+        elif isinstance(fact, Resumed):
+            root.resume(fact.conversation, at=at, fact=key)
+        elif isinstance(fact, Stopped):
+            root.stop(fact.conversation, fact.spawn_key, at=at, fact=key)
+        elif isinstance(fact, SessionEnded):
+            if fact.conversation == root.conversation:
+                root.end_session(at=at, fact=key)
+            else:
+                root.stop(fact.conversation, None, at=at, fact=key)
+        elif isinstance(fact, Renamed):
+            root.rename(fact.conversation, fact.name, at=at, fact=key)
+        elif isinstance(fact, Deleted):
+            root.delete(fact.conversation, fact.reason, at=at, fact=key)
+
+    def _child_started(self, fact: ChildStarted, root: RootLineage, unit: _Unit) -> None:
+        at, key = unit.at, unit.key
+        if fact.child is None:
+            if fact.spawn_key is not None and fact.parent is not None:
+                root.start_pending(
+                    fact.spawn_key,
+                    fact.parent,
+                    agent_type=fact.agent_type,
+                    subagent_id=fact.subagent_id,
+                    description=fact.description,
+                    at=at,
+                    fact=key,
+                )
+            return
+        parent = fact.parent
+        resolution = "native"
+        if parent is None and fact.spawn_key is not None and fact.spawn_key in root.spawns:
+            parent = root.spawns[fact.spawn_key]["parent"]
+            resolution = "registry"
+        if parent is None:
+            root.place_unknown_child(
+                fact.child,
+                agent_type=fact.agent_type,
+                subagent_id=fact.subagent_id,
+                description=fact.description,
+                at=at,
+                fact=key,
+            )
+            return
+        root.identify_child(
+            parent,
+            fact.child,
+            resolution=resolution,
+            spawn_key=fact.spawn_key,
+            depth=None,
+            agent_type=fact.agent_type,
+            subagent_id=fact.subagent_id,
+            description=fact.description,
+            at=at,
+            fact=key,
+        )
+
+    def _ensure_placed(
+        self, conversation: str, observation: Observation, root: RootLineage, unit: _Unit
+    ) -> None:
+        """A conversation acted: resume it if stopped; place it when the payload names its
+        root but the registry has not seen it start."""
+        if root.knows(conversation):
+            root.resume(conversation, at=unit.at, fact=unit.key)
+        elif observation.root is not None:
+            root.place_unknown_child(
+                conversation,
+                agent_type=None,
+                subagent_id=None,
+                description=None,
+                at=unit.at,
+                fact=unit.key,
+            )
+
+    # -- answering ------------------------------------------------------------------------
+
+    @staticmethod
+    def _registry(resolution: str) -> Any:
+        """A placement made by earlier events and not contradicted since is ``registry``,
+        unless a host fact confirmed or stated it."""
+        return "registry" if resolution == "inferred" else resolution
+
+    def _answer(self, observation: Observation, placed: list[str]) -> AgentLineage:
+        requester = observation.requester
+        assert requester is not None
+        row = self.queries.find(requester, observation.host)
+        if row is None:
+            root = observation.root or requester
+            return AgentLineage(
+                conversation=requester,
+                root=root,
+                depth=0 if root == requester else 1,
+                resolution="native",
+                host=observation.host,
+            )
+        resolution = None if requester in placed else self._registry(row.resolution)
+        return self.queries.lineage_of(row, resolution=resolution)
+
+    # -- reading --------------------------------------------------------------------------
+
+    def _read(self) -> Queries:
+        self.projector.catch_up()
+        return self.queries
+
+    def lineage(self, conversation: str, host: str | None = None) -> AgentLineage:
+        """The current lineage of a known conversation (raises for an unknown one)."""
+        with self._lock:
+            row = self._read().require(conversation, host)
+            return self.queries.lineage_of(row)
+
+    def tree_for(self, conversation: str, host: str | None = None) -> LineageTree | None:
+        """The live tree as ``conversation`` sees it; ``None`` when it is unknown."""
+        with self._lock:
+            return self._read().tree_for(conversation, host)
+
+    def relation(self, a: str, b: str, host: str | None = None) -> RelationName:
+        with self._lock:
+            return self._read().relation(a, b, host)
+
+    def chain(self, conversation: str, host: str | None = None) -> Chain:
+        with self._lock:
+            return self._read().chain(conversation, host)
+
+    def provenance(self, sender: str, recipient: str, host: str | None = None) -> Provenance:
+        with self._lock:
+            return self._read().provenance(sender, recipient, host)
+
+    def family(self, root: str, host: str | None = None) -> tuple[Member, ...]:
+        with self._lock:
+            return self._read().family(root, host)
+
+    def agents(self, as_: str, host: str | None = None) -> tuple[Member, ...]:
+        with self._lock:
+            return self._read().agents(as_, host)
+
+    def forest(
+        self, host: str | None = None, *, include_stopped: bool = False, root: str | None = None
+    ) -> tuple[ForestNode, ...]:
+        with self._lock:
+            return self._read().forest(host, include_stopped=include_stopped, root=root)
+
+    def as_of(self, *, position: int | None = None, time: datetime | None = None) -> Queries:
+        """The tree view as it was at a journal position or a time, answering the same
+        questions as the engine (time travel: the journal keeps every step)."""
+        view = MemoryView()
+        projector = Projector(self.app.recorder, view)
+        if time is None:
+            projector.catch_up(stop=position)
+        else:
+            cutoff = iso(_utc(time))
+            events = [e for e in self.journal(stop=position) if e.timestamp <= cutoff]
+            projector.apply_events(events, position=events[-1].position if events else 0)
+        return Queries(view)
+
+    # -- the journal ----------------------------------------------------------------------
+
+    def position(self) -> int:
+        """The journal's last position (0 when empty)."""
+        return int(self.app.recorder.max_notification_id() or 0)
+
+    def journal(self, start: int = 0, stop: int | None = None) -> Iterator[JournalEvent]:
+        """Every journal entry after ``start``, decoded, in order."""
+        return read_journal(self.app.recorder, start, stop)
+
+    def catch_up(self, progress: Progress | None = None) -> int:
+        """Bring the view up to date with the journal (other processes may have written)."""
+        with self._lock:
+            return self.projector.catch_up(progress=progress)
+
+    def rebuild(self, progress: Progress | None = None) -> int:
+        """Throw the view away and replay the whole journal into it."""
+        with self._lock:
+            count = self.projector.rebuild(progress=progress)
+            self.queries = Queries(self.view)
+            return count
+
+    def close(self) -> None:
+        with self._lock:
+            self.view.close()
+            self.app.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_engine(url: str | None = None, *, clock: Clock | None = None) -> Engine:
+    """Open the engine on a store URL (default: ``$LINEAGE_STORE`` or the SQLite journal in
+    the user's data dir). ``memory://`` keeps everything in the process."""
+    return Engine(url, clock=clock)
+
+
+__all__ = ["ConcurrencyError", "Engine", "LineageApplication", "UnknownConversation", "open_engine"]

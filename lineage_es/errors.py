@@ -1,0 +1,64 @@
+"""Explicit exceptions: every failure a caller can act on has its own type."""
+
+from __future__ import annotations
+
+
+class LineageError(Exception):
+    """Base of every error lineage_es raises on purpose."""
+
+
+class PayloadError(LineageError):
+    """A host payload cannot be understood: not an object, a missing or mistyped field,
+    too large or too deep. Nothing is journaled from it."""
+
+    def __init__(self, reason: str, *, host: str | None = None) -> None:
+        self.host = host
+        self.reason = reason
+        super().__init__(f"{host}: {reason}" if host else reason)
+
+
+class UnknownHost(PayloadError):
+    """No host adapter recognises the payload, or the host name is not one we know."""
+
+
+class StoreError(LineageError):
+    """A store URL cannot be opened or is not one we support."""
+
+
+class UnknownConversation(LineageError):
+    """A query or command names a conversation the journal has never seen."""
+
+    def __init__(self, conversation: str) -> None:
+        self.conversation = conversation
+        super().__init__(f"unknown conversation {conversation!r}")
+
+
+class AmbiguousConversation(LineageError):
+    """A conversation id is known under several hosts; say which host is meant."""
+
+    def __init__(self, conversation: str, hosts: list[str]) -> None:
+        self.conversation = conversation
+        self.hosts = hosts
+        super().__init__(
+            f"conversation {conversation!r} is known under several hosts: {', '.join(hosts)}"
+        )
+
+
+class JournalFormatError(LineageError):
+    """An exported journal cannot be imported: names the line and the reason."""
+
+    def __init__(self, reason: str, *, line: int | None = None) -> None:
+        self.line = line
+        self.reason = reason
+        super().__init__(f"line {line}: {reason}" if line is not None else reason)
+
+
+class InputError(LineageError):
+    """A recorded stream or expected file is unusable: names the file, the line and why."""
+
+    def __init__(self, reason: str, *, path: str | None = None, line: int | None = None) -> None:
+        self.reason = reason
+        self.path = path
+        self.line = line
+        where = f"{path}:{line}" if path and line else (path or (f"line {line}" if line else ""))
+        super().__init__(f"{where}: {reason}" if where else reason)

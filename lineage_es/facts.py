@@ -1,0 +1,192 @@
+"""Host-neutral facts: what a host adapter says a payload means.
+
+A host adapter is the only code that knows a host's field names. It turns one payload into an
+:class:`Observation`: who sent it (the requester), the root the payload names when it names one,
+and a short tuple of facts. The engine and the domain understand facts without knowing the host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, TypeAlias
+
+Host = Literal["claude", "codex", "cursor"]
+HOSTS: tuple[Host, ...] = ("claude", "codex", "cursor")
+
+Resolution = Literal["native", "registry", "confirmed", "transcript", "inferred"]
+RESOLUTIONS: tuple[Resolution, ...] = ("native", "registry", "confirmed", "transcript", "inferred")
+
+#: How strongly a resolution places an edge; a weaker placement never overrides a stronger one.
+RESOLUTION_STRENGTH: dict[str, int] = {
+    "inferred": 0,
+    "registry": 1,
+    "confirmed": 2,
+    "transcript": 3,
+    "native": 3,
+}
+
+DeleteReason = Literal["user", "parent-teardown", "revoked", "gc"]
+DELETE_REASONS: tuple[DeleteReason, ...] = ("user", "parent-teardown", "revoked", "gc")
+
+
+@dataclass(frozen=True, slots=True)
+class RootSeen:
+    """A root-only event: ``conversation`` is (or is again) a live root.
+
+    ``source`` is the host's word for why (``startup``, ``resume``, ``clear``, ``compact``,
+    ``prompt``...). A root seen again after it stopped is resumed.
+    """
+
+    conversation: str
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnRequested:
+    """``parent`` asked the host to start a child, known so far only by ``spawn_key``.
+
+    A request alone is not a node (a permission hook may still deny it); it is a candidate
+    owner for the next child that starts without naming its parent.
+    """
+
+    parent: str
+    spawn_key: str
+    agent_type: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChildStarted:
+    """A child began. Hosts name different parts of it: its conversation (Claude ``agent_id``),
+    its spawn key and parent (Cursor ``subagentStart``), or some of those.
+
+    ``subagent_id`` is the id the host gives the subagent itself when that is not its
+    conversation (Cursor ``subagent_id``); it defaults to the conversation or the spawn key.
+    """
+
+    child: str | None = None
+    spawn_key: str | None = None
+    parent: str | None = None
+    agent_type: str | None = None
+    subagent_id: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChildIdentified:
+    """A host fact names the child of a spawn outright: Claude's ``tool_response.agentId``
+    (``confirmed``), a transcript's ``toolUseResult.agentId`` or meta sidecar (``transcript``),
+    Codex's ``thread_spawn.parent_thread_id`` (``native``).
+
+    ``depth`` is the child's depth when the host states it; a contradiction with the parent's
+    known depth drops the edge instead of failing the family.
+    """
+
+    parent: str
+    child: str
+    resolution: Resolution
+    spawn_key: str | None = None
+    depth: int | None = None
+    agent_type: str | None = None
+    subagent_id: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Acted:
+    """``conversation`` did something (any request). An unknown child conversation is bound
+    to its spawn by the engine's rules; a stopped node that acts again is resumed."""
+
+    conversation: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """The host resumed ``conversation`` explicitly (a subagent resume, a root's resume)."""
+
+    conversation: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """A node stopped: named by its conversation, or by its spawn key while pending."""
+
+    conversation: str | None = None
+    spawn_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded:
+    """A root's session ended: the root stops, and so do its live descendants."""
+
+    conversation: str
+
+
+@dataclass(frozen=True, slots=True)
+class Renamed:
+    """A person or runtime gave a node a display name; the last rename wins."""
+
+    conversation: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """A node is deleted, and with it its whole subtree."""
+
+    conversation: str
+    reason: DeleteReason = "user"
+
+
+Fact: TypeAlias = (
+    RootSeen
+    | SpawnRequested
+    | ChildStarted
+    | ChildIdentified
+    | Acted
+    | Resumed
+    | Stopped
+    | SessionEnded
+    | Renamed
+    | Deleted
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What one host payload means, host-neutrally.
+
+    - ``requester``: the conversation on whose behalf the payload came; ``None`` for a row the
+      adapter ignores (the engine then answers no lineage).
+    - ``root``: the root conversation when the payload names it (Claude ``session_id``); ``None``
+      when the engine must find it (Cursor).
+    - ``workspace``: the workspace roots the payload names, used to scope ``roots`` and
+      order-based binding.
+    - ``key``: the idempotency key, a digest of the payload without its receipt timestamps;
+      the same payload delivered twice has the same key and changes nothing the second time.
+    - ``at``: the host's own time for the payload, or ``None`` to let the engine's clock decide.
+    """
+
+    host: Host
+    requester: str | None
+    key: str
+    facts: tuple[Fact, ...] = ()
+    root: str | None = None
+    workspace: tuple[str, ...] = ()
+    at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What a standalone request (an MCP tool call's ``_meta``) states about its caller.
+
+    The engine answers from its registry when it knows ``conversation``; otherwise it answers
+    this claim's own chain, with no tree.
+    """
+
+    host: Host
+    conversation: str
+    root: str | None = None
+    parent: str | None = None
+    depth: int | None = None

@@ -1,0 +1,186 @@
+"""Frozen answers the engine gives: lineages, trees, relations, chains, families.
+
+Every value here is immutable, hashable, equal after pickling and after a JSON round trip
+through :func:`to_json` / the ``from_json`` class methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from lineage_es.facts import Resolution
+
+Relation = Literal[
+    "self", "child", "descendant", "parent", "ancestor", "sibling", "kin", "unrelated"
+]
+Status = Literal["live", "stopped", "deleted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Subagent:
+    """The host's own id for a subagent and its declared type."""
+
+    id: str
+    type: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Subagent | None:
+        return None if data is None else cls(id=data["id"], type=data.get("type"))
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    """Another node as a caller sees it in its tree.
+
+    ``conversation`` is the spawn key while the child's own conversation is not known yet.
+    """
+
+    conversation: str
+    depth: int
+    started_at: str
+    resolution: Resolution
+    parent: str | None = None
+    subagent: Subagent | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Peer:
+        return cls(
+            conversation=data["conversation"],
+            depth=data["depth"],
+            started_at=data["started_at"],
+            resolution=data["resolution"],
+            parent=data.get("parent"),
+            subagent=Subagent.from_json(data.get("subagent")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LineageTree:
+    """The live tree around a caller: every other live node of its root (``siblings``), its
+    direct live children, and the other live roots; each oldest first."""
+
+    siblings: tuple[Peer, ...] = ()
+    children: tuple[Peer, ...] = ()
+    roots: tuple[Peer, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> LineageTree | None:
+        if data is None:
+            return None
+        return cls(
+            siblings=tuple(Peer.from_json(p) for p in data["siblings"]),
+            children=tuple(Peer.from_json(p) for p in data["children"]),
+            roots=tuple(Peer.from_json(p) for p in data["roots"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentLineage:
+    """Where a request stands: its conversation, root, parent, depth, how that is known, and
+    the tree around it when the registry placed it (``tree`` is ``None`` otherwise)."""
+
+    conversation: str
+    root: str
+    depth: int
+    resolution: Resolution
+    parent: str | None = None
+    subagent: Subagent | None = None
+    tree: LineageTree | None = None
+    host: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AgentLineage:
+        return cls(
+            conversation=data["conversation"],
+            root=data["root"],
+            depth=data["depth"],
+            resolution=data["resolution"],
+            parent=data.get("parent"),
+            subagent=Subagent.from_json(data.get("subagent")),
+            tree=LineageTree.from_json(data.get("tree")),
+            host=data.get("host"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """A delegation chain ``[a, parent(a), ..., root]``.
+
+    ``complete`` is false when the chain stopped early: at an ancestor the journal cannot
+    resolve (``unresolved`` names it), on a cycle (``cycle``), or at the hop cap (``capped``).
+    """
+
+    conversations: tuple[str, ...]
+    complete: bool = True
+    unresolved: str | None = None
+    cycle: bool = False
+    capped: bool = False
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Chain:
+        return cls(
+            conversations=tuple(data["conversations"]),
+            complete=data["complete"],
+            unresolved=data.get("unresolved"),
+            cycle=data.get("cycle", False),
+            capped=data.get("capped", False),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """What a message from ``sender`` to ``recipient`` should carry: how they are related and,
+    for anything but a direct child writing to its parent, the delegation chain and a note."""
+
+    sender: str
+    recipient: str
+    sender_relation: Relation
+    chain: tuple[str, ...] = ()
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One node of a family, as ``family(root)`` and ``agents(as_=X)`` list it."""
+
+    conversation: str
+    root: str
+    depth: int
+    status: Status
+    resolution: Resolution
+    started_at: str
+    parent: str | None = None
+    name: str | None = None
+    subagent: Subagent | None = None
+    stopped_at: str | None = None
+    relation: Relation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForestNode:
+    """A node of the drawn forest, with its children nested the same way."""
+
+    conversation: str
+    host: str
+    depth: int
+    status: Status
+    resolution: Resolution
+    started_at: str
+    subagent: Subagent | None = None
+    name: str | None = None
+    ambiguous: bool = False
+    children: tuple[ForestNode, ...] = ()
+
+
+def to_json(value: Any) -> Any:
+    """Plain JSON data for any answer (dataclasses become objects, tuples lists)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (tuple, list)):
+        return [to_json(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: to_json(v) for k, v in asdict(value).items()}
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    raise TypeError(f"cannot convert {type(value).__name__} to JSON")

@@ -1,0 +1,371 @@
+"""The projection: turns journaled events into tree-view rows, exactly once.
+
+It reads the notification log in pages, decodes each stored event straight from its JSON
+(no domain objects are rebuilt), applies it to the rows of its root, and writes the changed
+rows together with the new position. A write that finds the position moved by another
+process is dropped and the page re-read, so every event is applied once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+from uuid import UUID
+
+import orjson
+from eventsourcing.persistence import ApplicationRecorder, Notification
+
+from lineage_es.domain import EVENT_CLASSES, upcast
+from lineage_es.view import NodeRow, ViewStore
+
+PAGE_SIZE = 1000
+WORKING_SET = 256
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEvent:
+    """One decoded journal entry: its position, root aggregate, topic and state."""
+
+    position: int
+    originator_id: str
+    version: int
+    topic: str
+    state: dict[str, Any]
+
+    @property
+    def timestamp(self) -> str:
+        return iso(self.state.get("timestamp"))
+
+
+def iso(value: Any) -> str:
+    """A stored timestamp as a fixed-width UTC ISO string, so strings sort as times."""
+    if isinstance(value, dict):
+        value = value.get("_data_")
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        if len(value) == 32 and value.endswith("+00:00"):
+            return value
+        moment = datetime.fromisoformat(value)
+    else:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def decode(notification: Notification) -> JournalEvent | None:
+    """The journal entry for a notification, upcast to the current event version; ``None``
+    (with a warning) for a topic this version does not know."""
+    topic = notification.topic
+    if topic not in EVENT_CLASSES:
+        warnings.warn(f"skipping journal entry of unknown type {topic!r}", stacklevel=2)
+        return None
+    state = orjson.loads(notification.state)
+    upcast(topic, state)
+    originator = notification.originator_id
+    return JournalEvent(
+        position=notification.id,
+        originator_id=originator.hex if isinstance(originator, UUID) else str(originator),
+        version=notification.originator_version,
+        topic=topic,
+        state=state,
+    )
+
+
+def read_journal(
+    recorder: ApplicationRecorder, start: int = 0, stop: int | None = None
+) -> Iterator[JournalEvent]:
+    """Every journal entry after position ``start`` (up to ``stop``), in pages."""
+    position = start
+    while True:
+        page = recorder.select_notifications(
+            start=position, limit=PAGE_SIZE, stop=stop, inclusive_of_start=False
+        )
+        if not page:
+            return
+        for notification in page:
+            event = decode(notification)
+            if event is not None:
+                yield event
+        position = page[-1].id
+
+
+class RootRows:
+    """The rows of one root while the projection changes them, indexed by how events name
+    nodes: by conversation, or by spawn key while pending."""
+
+    def __init__(self, rows: list[NodeRow]) -> None:
+        self.conversations: dict[str, NodeRow] = {}
+        self.pending: dict[str, NodeRow] = {}
+        self.root: NodeRow | None = None
+        for row in rows:
+            self.add(row)
+
+    def add(self, row: NodeRow) -> None:
+        if row.conversation is not None:
+            self.conversations[row.conversation] = row
+        elif row.spawn_key is not None:
+            self.pending[row.spawn_key] = row
+        if row.is_root:
+            self.root = row
+
+    def by_conversation(self, conversation: str | None) -> NodeRow | None:
+        return None if conversation is None else self.conversations.get(conversation)
+
+    def by_spawn_key(self, spawn_key: str | None) -> NodeRow | None:
+        return None if spawn_key is None else self.pending.get(spawn_key)
+
+    def find(self, conversation: str | None, spawn_key: str | None) -> NodeRow | None:
+        return self.by_conversation(conversation) or self.by_spawn_key(spawn_key)
+
+    def bind(self, row: NodeRow, conversation: str) -> None:
+        if row.spawn_key is not None:
+            self.pending.pop(row.spawn_key, None)
+        row.conversation = conversation
+        self.conversations[conversation] = row
+
+    def unbind(self, row: NodeRow, spawn_key: str) -> None:
+        if row.conversation is not None:
+            self.conversations.pop(row.conversation, None)
+        row.conversation = None
+        row.spawn_key = spawn_key
+        self.pending[spawn_key] = row
+
+
+def _root_created(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    s = event.state
+    row = NodeRow(
+        nid=event.position,
+        root_id=event.originator_id,
+        host=s["host"],
+        root=s["conversation"],
+        conversation=s["conversation"],
+        spawn_key=None,
+        parent=None,
+        depth=0,
+        status="live",
+        resolution="native",
+        started_at=event.timestamp,
+        workspace=tuple(s.get("workspace") or ()),
+    )
+    rows.add(row)
+    return [row]
+
+
+def _child_placed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    root = rows.root
+    if root is None:
+        return []
+    s = event.state
+    row = NodeRow(
+        nid=event.position,
+        root_id=event.originator_id,
+        host=root.host,
+        root=root.root,
+        conversation=s["conversation"],
+        spawn_key=s["spawn_key"],
+        parent=s["parent"],
+        depth=s["depth"],
+        status="live",
+        resolution=s["resolution"],
+        started_at=event.timestamp,
+        ambiguous=s["ambiguous"],
+        agent_type=s.get("agent_type"),
+        subagent_id=s.get("subagent_id"),
+        description=s.get("description"),
+    )
+    rows.add(row)
+    return [row]
+
+
+def _resumed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    row = rows.by_conversation(event.state["conversation"])
+    if row is None:
+        return []
+    row.status = "live"
+    row.stopped_at = None
+    return [row]
+
+
+def _child_bound(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    row = rows.by_spawn_key(event.state["spawn_key"])
+    if row is None:
+        return []
+    rows.bind(row, event.state["conversation"])
+    row.resolution = event.state["resolution"]
+    return [row]
+
+
+def _binding_undone(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    row = rows.by_conversation(event.state["conversation"])
+    if row is None:
+        return []
+    rows.unbind(row, event.state["spawn_key"])
+    row.resolution = event.state["resolution"]
+    return [row]
+
+
+def _edge_confirmed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    row = rows.by_conversation(event.state["conversation"])
+    if row is None:
+        return []
+    row.resolution = event.state["resolution"]
+    if event.state.get("spawn_key") is not None:
+        row.spawn_key = event.state["spawn_key"]
+    return [row]
+
+
+def _edge_corrected(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    s = event.state
+    row = rows.by_conversation(s["conversation"])
+    if row is None:
+        return []
+    row.parent = s["parent"]
+    row.resolution = s["resolution"]
+    row.ambiguous = False
+    if s.get("spawn_key") is not None:
+        row.spawn_key = s["spawn_key"]
+    changed = [row]
+    for conversation, depth in s["depths"].items():
+        moved = rows.by_conversation(conversation)
+        if moved is not None:
+            moved.depth = depth
+            changed.append(moved)
+    return changed
+
+
+def _stopped(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    row = rows.find(event.state["conversation"], event.state["spawn_key"])
+    if row is None:
+        return []
+    row.status = "stopped"
+    row.stopped_at = event.timestamp
+    return [row]
+
+
+def _renamed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    row = rows.by_conversation(event.state["conversation"])
+    if row is None:
+        return []
+    row.name = event.state["name"]
+    return [row]
+
+
+def _deleted(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    row = rows.find(event.state["conversation"], event.state["spawn_key"])
+    if row is None:
+        return []
+    row.status = "deleted"
+    row.delete_reason = event.state["reason"]
+    return [row]
+
+
+Handler = Callable[[JournalEvent, RootRows], list[NodeRow]]
+
+HANDLERS: dict[str, Handler] = {
+    "lineage:RootLineage.Started": _root_created,
+    "lineage:RootLineage.ChildPlaced": _child_placed,
+    "lineage:RootLineage.Resumed": _resumed,
+    "lineage:RootLineage.ChildBound": _child_bound,
+    "lineage:RootLineage.BindingUndone": _binding_undone,
+    "lineage:RootLineage.EdgeConfirmed": _edge_confirmed,
+    "lineage:RootLineage.EdgeCorrected": _edge_corrected,
+    "lineage:RootLineage.Stopped": _stopped,
+    "lineage:RootLineage.Renamed": _renamed,
+    "lineage:RootLineage.Deleted": _deleted,
+}
+
+
+class Projector:
+    """Keeps a view current with a journal.
+
+    It caches the rows of recently changed roots between pages; the cache is trusted only
+    while the view's position is the one this projector last wrote.
+    """
+
+    def __init__(self, recorder: ApplicationRecorder, view: ViewStore) -> None:
+        self.recorder = recorder
+        self.view = view
+        self._working: OrderedDict[str, RootRows] = OrderedDict()
+        self._trusted = -1
+
+    def catch_up(self, stop: int | None = None, progress: Progress | None = None) -> int:
+        """Apply every journal entry the view has not seen (up to ``stop``); returns how
+        many were applied by this call."""
+        applied = 0
+        while True:
+            position = self.view.position()
+            if stop is not None and position >= stop:
+                return applied
+            page = self.recorder.select_notifications(
+                start=position, limit=PAGE_SIZE, stop=stop, inclusive_of_start=False
+            )
+            if not page:
+                return applied
+            if position != self._trusted:
+                self._working.clear()
+            changed = self._apply_page(page)
+            if self.view.write(changed, expected=position, position=page[-1].id):
+                self._trusted = page[-1].id
+                while len(self._working) > WORKING_SET:
+                    self._working.popitem(last=False)
+                applied += len(page)
+                if progress is not None:
+                    progress(len(page))
+            else:
+                self._working.clear()
+                self._trusted = -1
+
+    def apply_events(self, events: list[JournalEvent], position: int) -> None:
+        """Apply already-decoded entries (time travel filters them first) to the view."""
+        changed: dict[int, NodeRow] = {}
+        for event in events:
+            for row in self._apply(event):
+                changed[row.nid] = row
+        expected = self.view.position()
+        if not self.view.write(list(changed.values()), expected=expected, position=position):
+            raise RuntimeError("the view moved while applying a filtered journal")
+        self._trusted = position
+
+    def rebuild(self, progress: Progress | None = None) -> int:
+        """Forget the view and replay the whole journal into it."""
+        self.view.reset()
+        self._working.clear()
+        self._trusted = -1
+        return self.catch_up(progress=progress)
+
+    def _apply_page(self, page: list[Notification]) -> list[NodeRow]:
+        changed: dict[int, NodeRow] = {}
+        for notification in page:
+            if notification.topic not in HANDLERS:
+                if notification.topic not in EVENT_CLASSES:
+                    decode(notification)  # warns about the unknown type
+                continue
+            event = decode(notification)
+            if event is None:
+                continue
+            for row in self._apply(event):
+                changed[row.nid] = row
+        return list(changed.values())
+
+    def _apply(self, event: JournalEvent) -> list[NodeRow]:
+        handler = HANDLERS.get(event.topic)
+        if handler is None:
+            return []
+        return handler(event, self._rows_of(event.originator_id))
+
+    def _rows_of(self, root_id: str) -> RootRows:
+        rows = self._working.get(root_id)
+        if rows is None:
+            rows = RootRows(self.view.root_rows(root_id))
+            self._working[root_id] = rows
+        else:
+            self._working.move_to_end(root_id)
+        return rows

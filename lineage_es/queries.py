@@ -1,0 +1,341 @@
+"""Queries: frozen answers read from a tree view.
+
+A root's rows are loaded once and kept, with the peers already built, until the view says
+that root changed; so a warm tree query costs a version check and a few list filters, and
+does not grow with the journal.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from lineage_es.errors import AmbiguousConversation, UnknownConversation
+from lineage_es.facts import Resolution
+from lineage_es.model import (
+    AgentLineage,
+    Chain,
+    ForestNode,
+    LineageTree,
+    Member,
+    Peer,
+    Provenance,
+    Relation,
+    Subagent,
+)
+from lineage_es.view import NodeRow, ViewStore
+
+MAX_CHAIN_HOPS = 20
+ROOT_CACHE_SIZE = 512
+
+
+def _order(row: NodeRow) -> tuple[str, int]:
+    return (row.started_at, row.nid)
+
+
+def _subagent(row: NodeRow) -> Subagent | None:
+    if row.is_root:
+        return None
+    return Subagent(id=row.subagent_id or row.key, type=row.agent_type)
+
+
+def peer_of(row: NodeRow) -> Peer:
+    return Peer(
+        conversation=row.key,
+        depth=row.depth,
+        started_at=row.started_at,
+        resolution=row.resolution,  # type: ignore[arg-type]
+        parent=row.parent,
+        subagent=_subagent(row),
+    )
+
+
+@dataclass
+class RootSnapshot:
+    """One root's rows, ordered oldest first, with its live peers prebuilt."""
+
+    version: int
+    rows: list[NodeRow]
+    by_key: dict[str, NodeRow] = field(init=False)
+    live: tuple[Peer, ...] = field(init=False)
+    children: dict[str, tuple[Peer, ...]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rows.sort(key=_order)
+        self.by_key = {}
+        for row in self.rows:
+            if row.key not in self.by_key or self.by_key[row.key].status == "deleted":
+                self.by_key[row.key] = row
+        live_rows = [row for row in self.rows if row.status == "live"]
+        self.live = tuple(peer_of(row) for row in live_rows)
+        children: dict[str, list[Peer]] = {}
+        for row, peer in zip(live_rows, self.live, strict=True):
+            if row.parent is not None:
+                children.setdefault(row.parent, []).append(peer)
+        self.children = {parent: tuple(peers) for parent, peers in children.items()}
+
+    @property
+    def root(self) -> NodeRow:
+        return next(row for row in self.rows if row.is_root)
+
+
+class Queries:
+    """Every question the engine answers, over one view (live, or as of a past position)."""
+
+    def __init__(self, view: ViewStore) -> None:
+        self.view = view
+        self._roots: OrderedDict[str, RootSnapshot] = OrderedDict()
+        self._root_lists: dict[str | None, tuple[int, list[tuple[NodeRow, Peer]]]] = {}
+
+    # -- lookups --------------------------------------------------------------------------
+
+    def snapshot(self, root_id: str) -> RootSnapshot:
+        """The rows of ``root_id``, from cache while the view says it has not changed."""
+        version = self.view.root_version(root_id)
+        cached = self._roots.get(root_id)
+        if cached is not None and cached.version == version:
+            self._roots.move_to_end(root_id)
+            return cached
+        snapshot = RootSnapshot(version, self.view.root_rows(root_id))
+        self._roots[root_id] = snapshot
+        if len(self._roots) > ROOT_CACHE_SIZE:
+            self._roots.popitem(last=False)
+        return snapshot
+
+    def find(self, conversation: str, host: str | None = None) -> NodeRow | None:
+        """The node listed as ``conversation`` (live ones first); ``None`` when unknown."""
+        rows = [r for r in self.view.find(conversation) if host is None or r.host == host]
+        if not rows:
+            return None
+        hosts = sorted({r.host for r in rows})
+        if len(hosts) > 1:
+            raise AmbiguousConversation(conversation, hosts)
+        rank = {"live": 0, "stopped": 1, "deleted": 2}
+        return min(rows, key=lambda r: (rank.get(r.status, 3), -r.nid))
+
+    def require(self, conversation: str, host: str | None = None) -> NodeRow:
+        row = self.find(conversation, host)
+        if row is None:
+            raise UnknownConversation(conversation)
+        return row
+
+    # -- lineage and trees ----------------------------------------------------------------
+
+    def lineage(
+        self, conversation: str, host: str | None = None, *, resolution: Resolution | None = None
+    ) -> AgentLineage | None:
+        """The lineage of ``conversation`` with its tree; ``None`` when it is unknown."""
+        row = self.find(conversation, host)
+        if row is None:
+            return None
+        return self.lineage_of(row, resolution=resolution)
+
+    def lineage_of(self, row: NodeRow, *, resolution: Resolution | None = None) -> AgentLineage:
+        tree = None if row.status == "deleted" else self.tree_of(row)
+        return AgentLineage(
+            conversation=row.key,
+            root=row.root,
+            depth=row.depth,
+            resolution=resolution or row.resolution,  # type: ignore[arg-type]
+            parent=row.parent,
+            subagent=_subagent(row),
+            tree=tree,
+            host=row.host,
+        )
+
+    def tree_for(self, conversation: str, host: str | None = None) -> LineageTree | None:
+        """The live tree as ``conversation`` sees it; ``None`` when it is unknown or deleted."""
+        row = self.find(conversation, host)
+        if row is None or row.status == "deleted":
+            return None
+        return self.tree_of(row)
+
+    def tree_of(self, row: NodeRow) -> LineageTree:
+        snapshot = self.snapshot(row.root_id)
+        key = row.key
+        siblings = tuple(peer for peer in snapshot.live if peer.conversation != key)
+        children = snapshot.children.get(key, ()) if row.conversation is not None else ()
+        root = snapshot.root
+        roots = tuple(
+            peer
+            for other, peer in self._live_roots(row.host)
+            if other.root_id != row.root_id and other.workspace == root.workspace
+        )
+        return LineageTree(siblings=siblings, children=children, roots=roots)
+
+    def _live_roots(self, host: str) -> list[tuple[NodeRow, Peer]]:
+        version = self.view.roots_version()
+        cached = self._root_lists.get(host)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        rows = sorted(self.view.roots(host, live_only=True), key=_order)
+        listed = [(row, peer_of(row)) for row in rows]
+        self._root_lists[host] = (version, listed)
+        return listed
+
+    # -- relations and chains -------------------------------------------------------------
+
+    def relation(self, a: str, b: str, host: str | None = None) -> Relation:
+        """What ``a`` is to ``b``, over every node the journal knows (deleted ones too)."""
+        row_a = self.find(a, host)
+        row_b = self.find(b, host)
+        if row_a is None or row_b is None or row_a.root_id != row_b.root_id:
+            return "unrelated"
+        if row_a.key == row_b.key:
+            return "self"
+        snapshot = self.snapshot(row_a.root_id)
+        ancestors_a = self._ancestors(snapshot, row_a)
+        ancestors_b = self._ancestors(snapshot, row_b)
+        if row_a.parent is not None and row_a.parent == row_b.key:
+            return "child"
+        if row_b.key in ancestors_a:
+            return "descendant"
+        if row_b.parent is not None and row_b.parent == row_a.key:
+            return "parent"
+        if row_a.key in ancestors_b:
+            return "ancestor"
+        if row_a.parent is not None and row_a.parent == row_b.parent:
+            return "sibling"
+        return "kin"
+
+    def _ancestors(self, snapshot: RootSnapshot, row: NodeRow) -> list[str]:
+        ancestors: list[str] = []
+        current = row.parent
+        while current is not None and current not in ancestors and len(ancestors) < 1000:
+            ancestors.append(current)
+            parent_row = snapshot.by_key.get(current)
+            current = None if parent_row is None else parent_row.parent
+        return ancestors
+
+    def chain(self, conversation: str, host: str | None = None) -> Chain:
+        """The delegation chain from ``conversation`` up to its root.
+
+        It stops at the first ancestor the journal cannot resolve, on a cycle, or after
+        20 hops, and says which.
+        """
+        row = self.require(conversation, host)
+        snapshot = self.snapshot(row.root_id)
+        names = [row.key]
+        current = row
+        while not current.is_root:
+            if len(names) > MAX_CHAIN_HOPS:
+                return Chain(tuple(names), complete=False, capped=True)
+            parent = current.parent
+            if parent is None:
+                return Chain(tuple(names), complete=False)
+            if parent in names:
+                return Chain(tuple(names), complete=False, cycle=True)
+            parent_row = snapshot.by_key.get(parent)
+            if parent_row is None:
+                return Chain(tuple(names), complete=False, unresolved=parent)
+            names.append(parent)
+            current = parent_row
+        return Chain(tuple(names))
+
+    def provenance(self, sender: str, recipient: str, host: str | None = None) -> Provenance:
+        """What a message from ``sender`` to ``recipient`` carries: the relation and, unless
+        the sender is the recipient's direct child, its delegation chain and a note."""
+        relation = self.relation(sender, recipient, host)
+        if relation in ("child", "self"):
+            return Provenance(sender, recipient, relation)
+        if self.find(sender, host) is None:
+            return Provenance(sender, recipient, relation, note=f"{sender} is unknown")
+        full = self.chain(sender, host).conversations
+        if recipient in full:
+            chain = full[: full.index(recipient) + 1]
+            skipped = chain[1:-1]
+            note = (
+                f"{sender} writes to its ancestor {recipient}, skipping "
+                f"{', '.join(skipped)}"
+            )
+        else:
+            chain = full
+            note = f"{sender} ({relation}) writes to {recipient}; its chain: {' > '.join(chain)}"
+        return Provenance(sender, recipient, relation, chain=chain, note=note)
+
+    # -- families and lists ---------------------------------------------------------------
+
+    def family(self, root: str, host: str | None = None) -> tuple[Member, ...]:
+        """Every node of ``root``'s family that is not deleted, oldest first."""
+        row = self.require(root, host)
+        snapshot = self.snapshot(row.root_id)
+        return tuple(self._member(r) for r in snapshot.rows if r.status != "deleted")
+
+    def agents(self, as_: str, host: str | None = None) -> tuple[Member, ...]:
+        """Every known node of the caller's host, each with its relation to the caller."""
+        me = self.require(as_, host)
+        members: list[Member] = []
+        for root in sorted(self.view.roots(me.host, live_only=False), key=_order):
+            snapshot = self.snapshot(root.root_id)
+            for row in snapshot.rows:
+                if row.status == "deleted":
+                    continue
+                members.append(
+                    self._member(row, relation=self.relation(row.key, me.key, me.host))
+                )
+        return tuple(members)
+
+    def _member(self, row: NodeRow, relation: Relation | None = None) -> Member:
+        return Member(
+            conversation=row.key,
+            root=row.root,
+            depth=row.depth,
+            status=row.status,  # type: ignore[arg-type]
+            resolution=row.resolution,  # type: ignore[arg-type]
+            started_at=row.started_at,
+            parent=row.parent,
+            name=row.name,
+            subagent=_subagent(row),
+            stopped_at=row.stopped_at,
+            relation=relation,
+        )
+
+    def forest(
+        self, host: str | None = None, *, include_stopped: bool = False, root: str | None = None
+    ) -> tuple[ForestNode, ...]:
+        """The live forest (with stopped nodes too when asked), children nested, oldest
+        first. A stopped node still shows when it has live descendants."""
+        if root is not None:
+            roots = [self.snapshot(self.require(root, host).root_id).root]
+        else:
+            roots = sorted(self.view.roots(host, live_only=not include_stopped), key=_order)
+        return tuple(
+            node
+            for r in roots
+            if (node := self._forest_node(self.snapshot(r.root_id), include_stopped)) is not None
+        )
+
+    def _forest_node(self, snapshot: RootSnapshot, include_stopped: bool) -> ForestNode | None:
+        children: dict[str | None, list[NodeRow]] = {}
+        for row in snapshot.rows:
+            if row.status != "deleted" and not row.is_root:
+                parent = row.parent if row.parent is not None else snapshot.root.key
+                children.setdefault(parent, []).append(row)
+
+        def build(row: NodeRow, seen: frozenset[str]) -> ForestNode | None:
+            kids = tuple(
+                node
+                for child in children.get(row.key, [])
+                if child.key not in seen
+                and (node := build(child, seen | {child.key})) is not None
+            )
+            if row.status != "live" and not include_stopped and not kids:
+                return None
+            return ForestNode(
+                conversation=row.key,
+                host=row.host,
+                depth=row.depth,
+                status=row.status,  # type: ignore[arg-type]
+                resolution=row.resolution,  # type: ignore[arg-type]
+                started_at=row.started_at,
+                subagent=_subagent(row),
+                name=row.name,
+                ambiguous=row.ambiguous,
+                children=kids,
+            )
+
+        root = snapshot.root
+        if root.status == "deleted":
+            return None
+        return build(root, frozenset({root.key}))
+

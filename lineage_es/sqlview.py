@@ -1,0 +1,333 @@
+"""The tree view persisted beside the journal, in SQLite or PostgreSQL.
+
+A new process answers from these tables without replaying the journal. Both stores share the
+SQL; they differ in how they connect, lock and spell parameters.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from lineage_es.errors import StoreError
+from lineage_es.view import NodeRow
+
+COLUMNS = (
+    "nid",
+    "root_id",
+    "host",
+    "root",
+    "conversation",
+    "spawn_key",
+    "parent",
+    "depth",
+    "status",
+    "resolution",
+    "started_at",
+    "ambiguous",
+    "agent_type",
+    "subagent_id",
+    "description",
+    "name",
+    "stopped_at",
+    "delete_reason",
+    "workspace",
+)
+_SELECT = f"SELECT {', '.join(COLUMNS)} FROM lineage_nodes"
+_UPSERT = (
+    f"INSERT INTO lineage_nodes ({', '.join(COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in COLUMNS)}) "
+    "ON CONFLICT (nid) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS if c != "nid")
+)
+
+
+def _schema(id_type: str) -> list[str]:
+    return [
+        "CREATE TABLE IF NOT EXISTS lineage_nodes ("
+        f"nid {id_type} PRIMARY KEY, root_id TEXT NOT NULL, host TEXT NOT NULL, "
+        "root TEXT NOT NULL, conversation TEXT, spawn_key TEXT, parent TEXT, "
+        "depth INTEGER NOT NULL, status TEXT NOT NULL, resolution TEXT NOT NULL, "
+        "started_at TEXT NOT NULL, ambiguous INTEGER NOT NULL, agent_type TEXT, "
+        "subagent_id TEXT, description TEXT, name TEXT, stopped_at TEXT, "
+        "delete_reason TEXT, workspace TEXT)",
+        "CREATE INDEX IF NOT EXISTS lineage_nodes_by_root ON lineage_nodes (root_id)",
+        "CREATE INDEX IF NOT EXISTS lineage_nodes_by_conversation "
+        "ON lineage_nodes (conversation)",
+        "CREATE INDEX IF NOT EXISTS lineage_nodes_pending ON lineage_nodes (host, spawn_key) "
+        "WHERE conversation IS NULL",
+        "CREATE INDEX IF NOT EXISTS lineage_nodes_roots ON lineage_nodes (host, status) "
+        "WHERE depth = 0",
+        "CREATE TABLE IF NOT EXISTS lineage_view (id INTEGER PRIMARY KEY, "
+        f"position {id_type} NOT NULL, roots_version {id_type} NOT NULL)",
+        "INSERT INTO lineage_view (id, position, roots_version) VALUES (1, 0, 0) "
+        "ON CONFLICT DO NOTHING",
+        "CREATE TABLE IF NOT EXISTS lineage_root_versions (root_id TEXT PRIMARY KEY, "
+        f"position {id_type} NOT NULL)",
+    ]
+
+
+def _row(values: Sequence[Any]) -> NodeRow:
+    workspace = values[18]
+    return NodeRow(
+        nid=values[0],
+        root_id=values[1],
+        host=values[2],
+        root=values[3],
+        conversation=values[4],
+        spawn_key=values[5],
+        parent=values[6],
+        depth=values[7],
+        status=values[8],
+        resolution=values[9],
+        started_at=values[10],
+        ambiguous=bool(values[11]),
+        agent_type=values[12],
+        subagent_id=values[13],
+        description=values[14],
+        name=values[15],
+        stopped_at=values[16],
+        delete_reason=values[17],
+        workspace=tuple(orjson.loads(workspace)) if workspace else (),
+    )
+
+
+def _params(row: NodeRow) -> tuple[Any, ...]:
+    return (
+        row.nid,
+        row.root_id,
+        row.host,
+        row.root,
+        row.conversation,
+        row.spawn_key,
+        row.parent,
+        row.depth,
+        row.status,
+        row.resolution,
+        row.started_at,
+        int(row.ambiguous),
+        row.agent_type,
+        row.subagent_id,
+        row.description,
+        row.name,
+        row.stopped_at,
+        row.delete_reason,
+        orjson.dumps(list(row.workspace)).decode() if row.workspace else None,
+    )
+
+
+class SqlView(ABC):
+    """The view in SQL tables: ``lineage_nodes``, ``lineage_view`` (position) and
+    ``lineage_root_versions`` (per-root change marks for query caches)."""
+
+    @abstractmethod
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]: ...
+
+    @abstractmethod
+    def _write_transaction(self) -> AbstractContextManager[Any]:
+        """A transaction that holds the view's write lock; yields a cursor-like object
+        with ``execute``, ``executemany`` and ``rowcount``."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def position(self) -> int:
+        return int(self._query("SELECT position FROM lineage_view WHERE id = 1")[0][0])
+
+    def roots_version(self) -> int:
+        return int(self._query("SELECT roots_version FROM lineage_view WHERE id = 1")[0][0])
+
+    def root_version(self, root_id: str) -> int:
+        found = self._query(
+            "SELECT position FROM lineage_root_versions WHERE root_id = ?", (root_id,)
+        )
+        return int(found[0][0]) if found else 0
+
+    def root_rows(self, root_id: str) -> list[NodeRow]:
+        return [_row(r) for r in self._query(f"{_SELECT} WHERE root_id = ?", (root_id,))]
+
+    def find(self, conversation: str) -> list[NodeRow]:
+        found = self._query(
+            f"{_SELECT} WHERE conversation = ? "
+            "UNION ALL "
+            f"{_SELECT} WHERE conversation IS NULL AND spawn_key = ?",
+            (conversation, conversation),
+        )
+        return [_row(r) for r in found]
+
+    def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
+        sql = f"{_SELECT} WHERE depth = 0 AND conversation = root"
+        params: list[Any] = []
+        if host is not None:
+            sql += " AND host = ?"
+            params.append(host)
+        sql += " AND status = 'live'" if live_only else " AND status <> 'deleted'"
+        return [_row(r) for r in self._query(sql, params)]
+
+    def pending(self, host: str) -> list[NodeRow]:
+        return [
+            _row(r)
+            for r in self._query(
+                f"{_SELECT} WHERE conversation IS NULL AND host = ? AND status = 'live'", (host,)
+            )
+        ]
+
+    def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
+        roots_changed = any(row.depth == 0 for row in rows)
+        with self._write_transaction() as cursor:
+            cursor.execute(
+                "UPDATE lineage_view SET position = ?, "
+                "roots_version = CASE WHEN ? = 1 THEN ? ELSE roots_version END "
+                "WHERE id = 1 AND position = ?",
+                (position, int(roots_changed), position, expected),
+            )
+            if cursor.rowcount != 1:
+                raise _Conflict
+            if rows:
+                cursor.executemany(_UPSERT, [_params(row) for row in rows])
+                cursor.executemany(
+                    "INSERT INTO lineage_root_versions (root_id, position) VALUES (?, ?) "
+                    "ON CONFLICT (root_id) DO UPDATE SET position = excluded.position",
+                    [(root_id, position) for root_id in {row.root_id for row in rows}],
+                )
+        return True
+
+    def reset(self) -> None:
+        with self._write_transaction() as cursor:
+            cursor.execute("DELETE FROM lineage_nodes")
+            cursor.execute("DELETE FROM lineage_root_versions")
+            cursor.execute("UPDATE lineage_view SET position = 0, roots_version = 0")
+
+
+class _Conflict(Exception):
+    """Another writer moved the view's position first."""
+
+
+class SQLiteView(SqlView):
+    """The view in the journal's own SQLite file, on a connection of its own."""
+
+    def __init__(self, path: Path) -> None:
+        self._lock = threading.RLock()
+        try:
+            self._db = sqlite3.connect(
+                path, isolation_level=None, timeout=30, check_same_thread=False
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            with self._write_transaction() as cursor:
+                for statement in _schema("INTEGER"):
+                    cursor.execute(statement)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the tree view in {path}: {exc}") from None
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    @contextmanager
+    def _write_transaction(self) -> Iterator[Any]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db.cursor()
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
+        try:
+            return super().write(rows, expected, position)
+        except _Conflict:
+            return False
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class PostgresView(SqlView):
+    """The view in the journal's PostgreSQL database, shared by every engine using it."""
+
+    def __init__(self, settings: dict[str, str]) -> None:
+        import psycopg
+
+        self._lock = threading.RLock()
+        self._settings = settings
+        try:
+            self._db = psycopg.connect(**self._conninfo(), autocommit=True)
+            with self._write_transaction() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(7135550001)")
+                for statement in _schema("BIGINT"):
+                    cursor.execute(statement.replace("?", "%s"))
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot open the tree view in PostgreSQL: {exc}") from None
+
+    def _conninfo(self) -> dict[str, Any]:
+        s = self._settings
+        info: dict[str, Any] = {
+            "dbname": s["dbname"],
+            "host": s["host"],
+            "port": int(s["port"]),
+            "user": s["user"],
+            "connect_timeout": 5,
+        }
+        if s.get("password"):
+            info["password"] = s["password"]
+        if s.get("schema"):
+            info["options"] = f"-c search_path={s['schema']}"
+        return info
+
+    def _reconnect_if_closed(self) -> None:
+        import psycopg
+
+        if self._db.closed:
+            self._db = psycopg.connect(**self._conninfo(), autocommit=True)
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
+        with self._lock:
+            self._reconnect_if_closed()
+            with self._db.cursor() as cursor:
+                cursor.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
+                return list(cursor.fetchall())
+
+    @contextmanager
+    def _write_transaction(self) -> Iterator[Any]:
+        with self._lock:
+            self._reconnect_if_closed()
+            with self._db.transaction(), self._db.cursor() as cursor:
+                yield _PercentCursor(cursor)
+
+    def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
+        try:
+            return super().write(rows, expected, position)
+        except _Conflict:
+            return False
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class _PercentCursor:
+    """A psycopg cursor that takes the SQLite-style ``?`` placeholders the shared SQL uses."""
+
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._cursor.execute(sql.replace("?", "%s"), params)
+
+    def executemany(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
+        self._cursor.executemany(sql.replace("?", "%s"), params)
+
+    @property
+    def rowcount(self) -> int:
+        return int(self._cursor.rowcount)

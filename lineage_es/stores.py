@@ -1,0 +1,189 @@
+"""Store URLs: where a journal lives, and the eventsourcing settings that open it.
+
+``memory://`` keeps everything in the process (replays, tests); ``sqlite:///PATH`` is the
+embedded default, a private file in the user's data dir; ``postgresql://...`` lets several
+machines share one journal.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import sys
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from eventsourcing.persistence import InterfaceError
+from eventsourcing.sqlite import (
+    SQLiteConnection,
+    SQLiteConnectionPool,
+    SQLiteDatastore,
+    SQLiteFactory,
+)
+from eventsourcing.utils import Environment, EnvType
+
+from lineage_es.errors import StoreError
+
+StoreKind = Literal["memory", "sqlite", "postgresql"]
+
+#: How long a writer waits for another process's write lock before failing (seconds).
+SQLITE_LOCK_TIMEOUT = 30
+
+
+@dataclass(frozen=True)
+class StoreLocation:
+    """A parsed store URL."""
+
+    kind: StoreKind
+    url: str
+    path: Path | None = None
+    postgres: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def display(self) -> str:
+        """The URL without its password, fit to print."""
+        if self.kind != "postgresql" or "password" not in self.postgres:
+            return self.url
+        parts = urlsplit(self.url)
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return parts._replace(netloc=netloc).geturl()
+
+
+def data_dir() -> Path:
+    """The per-user data directory that holds the default journal."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "lineage-es"
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "lineage-es"
+
+
+def default_store_url() -> str:
+    """``$LINEAGE_STORE`` when set, else the SQLite journal in :func:`data_dir`."""
+    return os.environ.get("LINEAGE_STORE") or f"sqlite:///{data_dir() / 'journal.sqlite'}"
+
+
+def parse_store_url(url: str) -> StoreLocation:
+    """Parse a store URL; :class:`StoreError` says what is wrong with a bad one."""
+    if url in ("memory://", "memory:", "memory"):
+        return StoreLocation(kind="memory", url="memory://")
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        raw = unquote(url[len("sqlite://") :])
+        if not raw or raw == "/":
+            raise StoreError(f"{url!r}: a SQLite store needs a file path: sqlite:///PATH")
+        path = Path(raw).expanduser()
+        if ":memory:" in raw:
+            raise StoreError(f"{url!r}: use memory:// for an in-memory store")
+        return StoreLocation(kind="sqlite", url=f"sqlite:///{path}", path=path)
+    if parts.scheme in ("postgresql", "postgres"):
+        settings: dict[str, str] = {
+            "dbname": unquote(parts.path.lstrip("/")) or "postgres",
+            "host": parts.hostname or "127.0.0.1",
+            "port": str(parts.port or 5432),
+            "user": unquote(parts.username or os.environ.get("USER", "postgres")),
+        }
+        if parts.password:
+            settings["password"] = unquote(parts.password)
+        query = parse_qs(parts.query)
+        if "schema" in query:
+            settings["schema"] = query["schema"][0]
+        return StoreLocation(kind="postgresql", url=url, postgres=settings)
+    raise StoreError(
+        f"{url!r} is not a store URL; use memory://, sqlite:///PATH or postgresql://HOST/DB"
+    )
+
+
+def prepare_sqlite_file(path: Path) -> None:
+    """Create the journal's directory (0700) and file (0600), warning when an existing one
+    is readable by others: agent history names every project a person works on."""
+    directory = path.parent
+    try:
+        if not directory.exists():
+            directory.mkdir(mode=0o700, parents=True)
+        elif directory == data_dir() and stat.S_IMODE(directory.stat().st_mode) & 0o077:
+            warnings.warn(
+                f"store directory {directory} is accessible to other users; "
+                f"run: chmod 700 {directory}",
+                stacklevel=3,
+            )
+        if not path.exists():
+            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+            os.close(fd)
+        elif stat.S_IMODE(path.stat().st_mode) & 0o077:
+            warnings.warn(
+                f"store file {path} is readable by other users; run: chmod 600 {path}",
+                stacklevel=3,
+            )
+    except OSError as exc:
+        raise StoreError(f"cannot create the store at {path}: {exc.strerror}") from None
+    try:
+        probe = sqlite3.connect(path)
+        probe.execute("PRAGMA schema_version").fetchone()
+        probe.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is not a SQLite journal: {exc}") from None
+
+
+class _DurablePool(SQLiteConnectionPool):
+    """Every connection commits with ``synchronous=FULL``: an observe that returned is on
+    disk even if the machine loses power."""
+
+    def _create_connection(self) -> SQLiteConnection:
+        connection = super()._create_connection()
+        cursor = connection.cursor()
+        cursor.execute("PRAGMA synchronous=FULL")
+        return connection
+
+
+class DurableSQLiteFactory(SQLiteFactory):
+    """eventsourcing's SQLite factory, with durable commits."""
+
+    def __init__(self, env: Environment | EnvType | None) -> None:
+        super().__init__(env)
+        original = self.datastore
+        datastore = SQLiteDatastore.__new__(SQLiteDatastore)
+        datastore.pool = _DurablePool(
+            db_name=original.pool.db_name,
+            lock_timeout=original.pool.lock_timeout,
+        )
+        datastore.single_row_tracking = original.single_row_tracking
+        datastore.originator_id_type = original.originator_id_type
+        original.close()
+        self.datastore = datastore
+
+
+def application_env(location: StoreLocation) -> dict[str, str]:
+    """The eventsourcing settings for ``location``."""
+    env: dict[str, str] = {}
+    if location.kind == "memory":
+        env["PERSISTENCE_MODULE"] = "eventsourcing.popo"
+    elif location.kind == "sqlite":
+        assert location.path is not None
+        env["PERSISTENCE_MODULE"] = f"{__name__}:DurableSQLiteFactory"
+        env["SQLITE_DBNAME"] = str(location.path)
+        env["SQLITE_LOCK_TIMEOUT"] = str(SQLITE_LOCK_TIMEOUT)
+    else:
+        pg = location.postgres
+        env["PERSISTENCE_MODULE"] = "eventsourcing.postgres"
+        env["POSTGRES_DBNAME"] = pg["dbname"]
+        env["POSTGRES_HOST"] = pg["host"]
+        env["POSTGRES_PORT"] = pg["port"]
+        env["POSTGRES_USER"] = pg["user"]
+        env["POSTGRES_PASSWORD"] = pg.get("password", "")
+        env["POSTGRES_CONNECT_TIMEOUT"] = "5"
+        env["POSTGRES_LOCK_TIMEOUT"] = "10"
+        if "schema" in pg:
+            env["POSTGRES_SCHEMA"] = pg["schema"]
+    return env
+
+
+def wrap_open_error(location: StoreLocation, exc: BaseException) -> StoreError:
+    """A :class:`StoreError` that says which store failed to open and why."""
+    reason: Any = exc
+    if isinstance(exc, InterfaceError) and exc.args:
+        reason = exc.args[0]
+    return StoreError(f"cannot open store {location.display}: {reason}")

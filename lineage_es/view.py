@@ -1,0 +1,166 @@
+"""The tree view: one row per node, and the port every view store implements.
+
+The projection is the only writer of a view; queries only read it. A view remembers the
+journal position it has applied, and writes a page of changes together with the new
+position, refusing the write when another writer moved the position first (exactly once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+
+@dataclass(slots=True)
+class NodeRow:
+    """A node as the view stores it. ``nid`` is the journal position of the event that
+    placed the node: a stable id, and the tie-break for "oldest first"."""
+
+    nid: int
+    root_id: str
+    host: str
+    root: str
+    conversation: str | None
+    spawn_key: str | None
+    parent: str | None
+    depth: int
+    status: str
+    resolution: str
+    started_at: str
+    ambiguous: bool = False
+    agent_type: str | None = None
+    subagent_id: str | None = None
+    description: str | None = None
+    name: str | None = None
+    stopped_at: str | None = None
+    delete_reason: str | None = None
+    workspace: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def key(self) -> str:
+        """How the node is listed: its conversation, or its spawn key while pending."""
+        key = self.conversation if self.conversation is not None else self.spawn_key
+        assert key is not None
+        return key
+
+    @property
+    def is_root(self) -> bool:
+        return self.depth == 0 and self.conversation == self.root
+
+    def copy(self) -> NodeRow:
+        return replace(self)
+
+
+class ViewStore(Protocol):
+    """Where the tree view lives: in memory, in SQLite or in PostgreSQL."""
+
+    def position(self) -> int:
+        """The last journal position applied (0 for an empty view)."""
+        ...
+
+    def roots_version(self) -> int:
+        """The last position at which any root row changed (caches of root lists use it)."""
+        ...
+
+    def root_version(self, root_id: str) -> int:
+        """The last position at which a node of ``root_id`` changed; 0 when unknown."""
+        ...
+
+    def root_rows(self, root_id: str) -> list[NodeRow]:
+        """Every node of a root, whatever its status."""
+        ...
+
+    def find(self, conversation: str) -> list[NodeRow]:
+        """Every node listed as ``conversation`` (its conversation, or its pending spawn key)."""
+        ...
+
+    def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
+        """Root rows of ``host`` (every host when ``None``)."""
+        ...
+
+    def pending(self, host: str) -> list[NodeRow]:
+        """Live children of ``host`` whose own conversation is not known yet."""
+        ...
+
+    def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
+        """Store changed rows and move the position from ``expected`` to ``position``, as
+        one transaction; ``False`` (and nothing written) when the position was not
+        ``expected``."""
+        ...
+
+    def reset(self) -> None:
+        """Forget every row and go back to position 0 (before a rebuild)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class MemoryView:
+    """A view held in the process: for ``memory://`` stores and for time travel."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self._position = 0
+        self._roots_version = 0
+        self._rows: dict[int, NodeRow] = {}
+        self._by_root: dict[str, dict[int, NodeRow]] = {}
+        self._by_key: dict[str, dict[int, NodeRow]] = {}
+        self._root_versions: dict[str, int] = {}
+
+    def position(self) -> int:
+        return self._position
+
+    def roots_version(self) -> int:
+        return self._roots_version
+
+    def root_version(self, root_id: str) -> int:
+        return self._root_versions.get(root_id, 0)
+
+    def root_rows(self, root_id: str) -> list[NodeRow]:
+        return [row.copy() for row in self._by_root.get(root_id, {}).values()]
+
+    def find(self, conversation: str) -> list[NodeRow]:
+        return [row.copy() for row in self._by_key.get(conversation, {}).values()]
+
+    def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
+        return [
+            row.copy()
+            for rows in self._by_root.values()
+            for row in rows.values()
+            if row.is_root
+            and (host is None or row.host == host)
+            and (row.status == "live" if live_only else row.status != "deleted")
+        ]
+
+    def pending(self, host: str) -> list[NodeRow]:
+        return [
+            row.copy()
+            for row in self._rows.values()
+            if row.conversation is None and row.status == "live" and row.host == host
+        ]
+
+    def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
+        if self._position != expected:
+            return False
+        self.apply(rows, position)
+        return True
+
+    def apply(self, rows: Iterable[NodeRow], position: int) -> None:
+        for row in rows:
+            old = self._rows.get(row.nid)
+            if old is not None:
+                self._by_key.get(old.key, {}).pop(row.nid, None)
+            stored = row.copy()
+            self._rows[row.nid] = stored
+            self._by_root.setdefault(row.root_id, {})[row.nid] = stored
+            self._by_key.setdefault(stored.key, {})[row.nid] = stored
+            self._root_versions[row.root_id] = position
+            if stored.depth == 0 or (old is not None and old.depth == 0):
+                self._roots_version = position
+        self._position = position
+
+    def close(self) -> None:
+        """Nothing to release."""
