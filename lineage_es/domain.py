@@ -610,9 +610,7 @@ class RootLineage(Aggregate):
         for conversation, spawn_key in reversed(self._subtree(self.conversation)):
             found = self._find(conversation, spawn_key)
             if found is not None and found[2]["status"] == LIVE:
-                self._trigger(
-                    self.Stopped, at, fact, conversation=found[0], spawn_key=found[1]
-                )
+                self._trigger(self.Stopped, at, fact, conversation=found[0], spawn_key=found[1])
 
     def rename(self, conversation: str, name: str, *, at: datetime, fact: str = "") -> None:
         node = self.nodes.get(conversation)
@@ -724,9 +722,7 @@ class RootLineage(Aggregate):
     def _subtree(self, top: str) -> list[tuple[str | None, str | None]]:
         """``top`` and its descendants, parents before children, as (conversation, key)."""
         children = self._children()
-        first: tuple[str | None, str | None] = (
-            (top, None) if top in self.nodes else (None, top)
-        )
+        first: tuple[str | None, str | None] = (top, None) if top in self.nodes else (None, top)
         order: list[tuple[str | None, str | None]] = []
         stack = [first]
         seen: set[tuple[str | None, str | None]] = set()

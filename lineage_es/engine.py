@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -77,8 +77,8 @@ class ConcurrencyError(LineageError):
 
 def _utc(moment: datetime) -> datetime:
     if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
 
 
 @dataclass
@@ -91,6 +91,7 @@ class _Unit:
     key: str
     roots: dict[UUID, RootLineage] = field(default_factory=dict)
     created: set[UUID] = field(default_factory=set)
+    seen_before: set[UUID] = field(default_factory=set)
     moves: dict[str, str] = field(default_factory=dict)
 
     def get_root(self, conversation: str) -> RootLineage | None:
@@ -102,6 +103,8 @@ class _Unit:
         except AggregateNotFoundError:
             return None
         self.roots[aggregate_id] = root
+        if self.key and root.has_seen(self.key):
+            self.seen_before.add(aggregate_id)
         return root
 
     def start_root(self, conversation: str, source: str, workspace: tuple[str, ...]) -> RootLineage:
@@ -178,7 +181,7 @@ class Engine:
 
     def __init__(self, url: str | None = None, *, clock: Clock | None = None) -> None:
         self.location: StoreLocation = parse_store_url(url or default_store_url())
-        self._clock: Clock = clock or (lambda: datetime.now(timezone.utc))
+        self._clock: Clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.RLock()
         if self.location.kind == "sqlite":
             assert self.location.path is not None
@@ -266,7 +269,7 @@ class Engine:
             raise LineageError(
                 f"unknown delete reason {reason!r}; expected one of {', '.join(DELETE_REASONS)}"
             )
-        self._command(conversation, host, Deleted(conversation, reason))  # type: ignore[arg-type]
+        self._command(conversation, host, Deleted(conversation, reason))
 
     def _command(self, conversation: str, host: str | None, fact: Fact) -> None:
         with self._lock:
@@ -290,8 +293,7 @@ class Engine:
                 root = self._route(observation, unit)
                 if root is None:
                     return []
-                duplicate = root.id not in unit.created and root.has_seen(observation.key)
-                if observation.key and duplicate:
+                if root.id in unit.seen_before:
                     unit.forget()
                     return []
                 for fact in observation.facts:
@@ -313,7 +315,11 @@ class Engine:
         requester = observation.requester
         assert requester is not None
         seen = next(
-            (f for f in observation.facts if isinstance(f, RootSeen) and f.conversation == requester),
+            (
+                f
+                for f in observation.facts
+                if isinstance(f, RootSeen) and f.conversation == requester
+            ),
             None,
         )
         source = seen.source if seen is not None else "implied"

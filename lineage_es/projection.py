@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -56,8 +56,8 @@ def iso(value: Any) -> str:
     else:
         return ""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def decode(notification: Notification) -> JournalEvent | None:
@@ -341,7 +341,7 @@ class Projector:
         self._trusted = -1
         return self.catch_up(progress=progress)
 
-    def _apply_page(self, page: list[Notification]) -> list[NodeRow]:
+    def _apply_page(self, page: Sequence[Notification]) -> list[NodeRow]:
         changed: dict[int, NodeRow] = {}
         for notification in page:
             if notification.topic not in HANDLERS:

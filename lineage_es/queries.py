@@ -244,10 +244,7 @@ class Queries:
         if recipient in full:
             chain = full[: full.index(recipient) + 1]
             skipped = chain[1:-1]
-            note = (
-                f"{sender} writes to its ancestor {recipient}, skipping "
-                f"{', '.join(skipped)}"
-            )
+            note = f"{sender} writes to its ancestor {recipient}, skipping {', '.join(skipped)}"
         else:
             chain = full
             note = f"{sender} ({relation}) writes to {recipient}; its chain: {' > '.join(chain)}"
@@ -270,9 +267,7 @@ class Queries:
             for row in snapshot.rows:
                 if row.status == "deleted":
                     continue
-                members.append(
-                    self._member(row, relation=self.relation(row.key, me.key, me.host))
-                )
+                members.append(self._member(row, relation=self.relation(row.key, me.key, me.host)))
         return tuple(members)
 
     def _member(self, row: NodeRow, relation: Relation | None = None) -> Member:
@@ -316,8 +311,7 @@ class Queries:
             kids = tuple(
                 node
                 for child in children.get(row.key, [])
-                if child.key not in seen
-                and (node := build(child, seen | {child.key})) is not None
+                if child.key not in seen and (node := build(child, seen | {child.key})) is not None
             )
             if row.status != "live" and not include_stopped and not kids:
                 return None
@@ -338,4 +332,3 @@ class Queries:
         if root.status == "deleted":
             return None
         return build(root, frozenset({root.key}))
-

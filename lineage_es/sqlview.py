@@ -59,8 +59,7 @@ def _schema(id_type: str) -> list[str]:
         "subagent_id TEXT, description TEXT, name TEXT, stopped_at TEXT, "
         "delete_reason TEXT, workspace TEXT)",
         "CREATE INDEX IF NOT EXISTS lineage_nodes_by_root ON lineage_nodes (root_id)",
-        "CREATE INDEX IF NOT EXISTS lineage_nodes_by_conversation "
-        "ON lineage_nodes (conversation)",
+        "CREATE INDEX IF NOT EXISTS lineage_nodes_by_conversation ON lineage_nodes (conversation)",
         "CREATE INDEX IF NOT EXISTS lineage_nodes_pending ON lineage_nodes (host, spawn_key) "
         "WHERE conversation IS NULL",
         "CREATE INDEX IF NOT EXISTS lineage_nodes_roots ON lineage_nodes (host, status) "
@@ -171,6 +170,9 @@ class SqlView(ABC):
         sql += " AND status = 'live'" if live_only else " AND status <> 'deleted'"
         return [_row(r) for r in self._query(sql, params)]
 
+    def all_rows(self) -> list[NodeRow]:
+        return [_row(r) for r in self._query(f"{_SELECT} ORDER BY nid")]
+
     def pending(self, host: str) -> list[NodeRow]:
         return [
             _row(r)
@@ -189,7 +191,7 @@ class SqlView(ABC):
                 (position, int(roots_changed), position, expected),
             )
             if cursor.rowcount != 1:
-                raise _Conflict
+                raise _PositionMovedError
             if rows:
                 cursor.executemany(_UPSERT, [_params(row) for row in rows])
                 cursor.executemany(
@@ -206,7 +208,7 @@ class SqlView(ABC):
             cursor.execute("UPDATE lineage_view SET position = 0, roots_version = 0")
 
 
-class _Conflict(Exception):
+class _PositionMovedError(Exception):
     """Another writer moved the view's position first."""
 
 
@@ -245,7 +247,7 @@ class SQLiteView(SqlView):
     def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
         try:
             return super().write(rows, expected, position)
-        except _Conflict:
+        except _PositionMovedError:
             return False
 
     def close(self) -> None:
@@ -295,7 +297,7 @@ class PostgresView(SqlView):
         with self._lock:
             self._reconnect_if_closed()
             with self._db.cursor() as cursor:
-                cursor.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
+                cursor.execute(sql.replace("?", "%s"), params)
                 return list(cursor.fetchall())
 
     @contextmanager
@@ -308,7 +310,7 @@ class PostgresView(SqlView):
     def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
         try:
             return super().write(rows, expected, position)
-        except _Conflict:
+        except _PositionMovedError:
             return False
 
     def close(self) -> None:

@@ -79,6 +79,10 @@ class ViewStore(Protocol):
         """Root rows of ``host`` (every host when ``None``)."""
         ...
 
+    def all_rows(self) -> list[NodeRow]:
+        """Every row, in ``nid`` order (verification compares whole views)."""
+        ...
+
     def pending(self, host: str) -> list[NodeRow]:
         """Live children of ``host`` whose own conversation is not known yet."""
         ...
@@ -134,6 +138,9 @@ class MemoryView:
             and (host is None or row.host == host)
             and (row.status == "live" if live_only else row.status != "deleted")
         ]
+
+    def all_rows(self) -> list[NodeRow]:
+        return [self._rows[nid].copy() for nid in sorted(self._rows)]
 
     def pending(self, host: str) -> list[NodeRow]:
         return [

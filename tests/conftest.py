@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from lineage_es.engine import Engine
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("LINEAGE_CORPUS", REPO.parent / "shared" / "corpus"))
@@ -17,3 +23,55 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"corpus folder {CORPUS} is absent (set LINEAGE_CORPUS to point at it)")
     return CORPUS
+
+
+PG_URL = os.environ.get("LINEAGE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def postgres_reachable() -> bool:
+    import psycopg
+
+    try:
+        psycopg.connect(PG_URL, connect_timeout=3).close()
+    except psycopg.Error:
+        return False
+    return True
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A store URL on the real PostgreSQL server, in a schema of its own that is dropped
+    afterwards. Skipped when the server is unreachable, except under CI, where that fails."""
+    import psycopg
+
+    if not postgres_reachable():
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL at {PG_URL} is unreachable under CI")
+        pytest.skip(f"PostgreSQL at {PG_URL} is unreachable")
+    schema = f"lineage_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{PG_URL}?schema={schema}"
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each behavioural test runs on every store."""
+    if request.param == "memory":
+        return "memory://"
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'journal.sqlite'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture
+def engine(store_url: str) -> Iterator[Engine]:
+    from lineage_es.engine import open_engine
+
+    with open_engine(store_url) as opened:
+        yield opened

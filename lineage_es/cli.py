@@ -1,0 +1,362 @@
+"""The ``lineage`` command: see and keep your agents' history.
+
+A thin layer over :mod:`lineage_es.engine`: each command opens the store, asks one question
+and prints the answer. Errors print their reason and exit with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+import orjson
+
+from lineage_es.errors import LineageError
+from lineage_es.model import to_json
+from lineage_es.render import forest_dot, forest_json, forest_mermaid, forest_text, safe_id
+
+if TYPE_CHECKING:
+    from lineage_es.engine import Engine
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+STORE_HELP = (
+    "Where the journal lives: memory://, sqlite:///PATH or postgresql://USER@HOST:PORT/DB. "
+    "Default: $LINEAGE_STORE, else a SQLite file in your data dir "
+    "(~/.local/share/lineage-es/journal.sqlite)."
+)
+
+
+def store_option(func: F) -> F:
+    return click.option("--store", envvar="LINEAGE_STORE", default=None, help=STORE_HELP)(func)
+
+
+def host_option(func: F) -> F:
+    return click.option(
+        "--host",
+        type=click.Choice(["claude", "codex", "cursor"]),
+        default=None,
+        help="Which host's conversation is meant, when an id is known under several.",
+    )(func)
+
+
+def reports_errors(func: F) -> F:
+    """Turn every failure into its reason on stderr and exit status 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except LineageError as exc:
+            raise click.ClickException(str(exc)) from None
+        except (OSError, ValueError) as exc:
+            raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+click.ClickException.exit_code = 2
+
+
+def open_store(store: str | None) -> Engine:
+    from lineage_es.engine import open_engine
+
+    return open_engine(store)
+
+
+def echo_json(value: Any) -> None:
+    click.echo(orjson.dumps(to_json(value), option=orjson.OPT_INDENT_2).decode())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="lineage-es")
+def main() -> None:
+    """See which AI coding agent spawned which, live and back in time.
+
+    lineage_es keeps a journal of what Claude Code, Codex and Cursor hooks report, and
+    answers from it: the live tree, any agent's lineage, relations and delegation chains.
+
+    \b
+    Examples:
+      lineage tree                      the live forest, drawn in the terminal
+      lineage tree --all --format json  every root, stopped nodes too, as JSON
+      lineage tree --position 120       the forest as it was after journal entry 120
+      lineage show 5f1c2e4a-...         one conversation's lineage and tree
+      lineage chain a1000000000000001   its delegation chain up to the root
+      lineage journal export -o j.jsonl keep a portable copy of the journal
+    """
+
+
+@main.command()
+@click.argument("conversation", required=False)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "mermaid", "dot"]),
+    default="text",
+    show_default=True,
+    help="text: a unicode tree; json: nested roots; mermaid/dot: a picture to render.",
+)
+@click.option("--all", "include_stopped", is_flag=True, help="Include stopped nodes.")
+@click.option("--at", "at_time", default=None, help="Show the tree as of this ISO-8601 time.")
+@click.option("--position", type=int, default=None, help="Show the tree as of journal position N.")
+@host_option
+@store_option
+@reports_errors
+def tree(
+    conversation: str | None,
+    fmt: str,
+    include_stopped: bool,
+    at_time: str | None,
+    position: int | None,
+    host: str | None,
+    store: str | None,
+) -> None:
+    """Draw the live forest, or the tree of CONVERSATION's root.
+
+    Marks: ● live ○ stopped; ✓ confirmed, ✎ from a transcript, · from the registry,
+    ? inferred by ordering. --at and --position travel back in time.
+    """
+    with open_store(store) as engine:
+        if at_time is not None or position is not None:
+            when = _parse_time(at_time) if at_time is not None else None
+            queries = engine.as_of(position=position, time=when)
+            forest = queries.forest(host, include_stopped=include_stopped, root=conversation)
+        else:
+            forest = engine.forest(host, include_stopped=include_stopped, root=conversation)
+    if fmt == "json":
+        click.echo(forest_json(forest).decode())
+    elif fmt == "mermaid":
+        click.echo(forest_mermaid(forest))
+    elif fmt == "dot":
+        click.echo(forest_dot(forest))
+    else:
+        click.echo(forest_text(forest))
+
+
+def _parse_time(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not an ISO-8601 time", param_hint="--at") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@main.command()
+@click.argument("conversation")
+@host_option
+@store_option
+@reports_errors
+def show(conversation: str, host: str | None, store: str | None) -> None:
+    """Print CONVERSATION's lineage (root, parent, depth, resolution) and its tree, as JSON."""
+    with open_store(store) as engine:
+        echo_json(engine.lineage(conversation, host))
+
+
+@main.command()
+@click.argument("a")
+@click.argument("b")
+@host_option
+@store_option
+@reports_errors
+def relation(a: str, b: str, host: str | None, store: str | None) -> None:
+    """Say what A is to B: self, child, descendant, parent, ancestor, sibling, kin or
+    unrelated. Stopped and deleted nodes count."""
+    with open_store(store) as engine:
+        click.echo(engine.relation(a, b, host))
+
+
+@main.command()
+@click.argument("conversation")
+@click.option("--json", "as_json", is_flag=True, help="Print the chain as JSON.")
+@host_option
+@store_option
+@reports_errors
+def chain(conversation: str, as_json: bool, host: str | None, store: str | None) -> None:
+    """Print CONVERSATION's delegation chain up to its root (at most 20 hops)."""
+    with open_store(store) as engine:
+        found = engine.chain(conversation, host)
+    if as_json:
+        echo_json(found)
+        return
+    click.echo(" > ".join(safe_id(c) for c in found.conversations))
+    if found.cycle:
+        click.echo("(stopped: the chain loops)")
+    elif found.capped:
+        click.echo("(stopped: more than 20 hops)")
+    elif found.unresolved:
+        click.echo(f"(stopped: {safe_id(found.unresolved)} is not in the journal)")
+    elif not found.complete:
+        click.echo("(stopped: the parent is not known)")
+
+
+@main.command()
+@click.argument("sender")
+@click.argument("recipient")
+@host_option
+@store_option
+@reports_errors
+def provenance(sender: str, recipient: str, host: str | None, store: str | None) -> None:
+    """What a message from SENDER to RECIPIENT should carry, as JSON."""
+    with open_store(store) as engine:
+        echo_json(engine.provenance(sender, recipient, host))
+
+
+def _members_table(members: tuple[Any, ...], with_relation: bool) -> None:
+    for m in members:
+        name = f' "{safe_id(m.name)}"' if m.name else ""
+        rel = f"{m.relation:<10} " if with_relation else ""
+        parent = safe_id(m.parent) if m.parent else "-"
+        click.echo(
+            f"{rel}{'  ' * m.depth}{safe_id(m.conversation)}{name}  depth={m.depth} "
+            f"status={m.status} parent={parent} resolution={m.resolution}"
+        )
+
+
+@main.command()
+@click.argument("root")
+@click.option("--json", "as_json", is_flag=True, help="Print the family as JSON.")
+@host_option
+@store_option
+@reports_errors
+def family(root: str, as_json: bool, host: str | None, store: str | None) -> None:
+    """List every node of ROOT's family that is not deleted, with depth, name, status."""
+    with open_store(store) as engine:
+        members = engine.family(root, host)
+    if as_json:
+        echo_json(members)
+    else:
+        _members_table(members, with_relation=False)
+
+
+@main.command()
+@click.option("--as", "as_", required=True, help="The conversation asking.")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@host_option
+@store_option
+@reports_errors
+def agents(as_: str, as_json: bool, host: str | None, store: str | None) -> None:
+    """List every known agent with its relation to the one asking (an orchestrator's
+    list_agents, as a tree rather than a flat list)."""
+    with open_store(store) as engine:
+        members = engine.agents(as_, host)
+    if as_json:
+        echo_json(members)
+    else:
+        _members_table(members, with_relation=True)
+
+
+@main.command()
+@click.argument("conversation")
+@click.argument("name")
+@host_option
+@store_option
+@reports_errors
+def rename(conversation: str, name: str, host: str | None, store: str | None) -> None:
+    """Give CONVERSATION a display name (journaled; the last rename wins)."""
+    with open_store(store) as engine:
+        engine.rename(conversation, name, host=host)
+
+
+@main.command()
+@click.argument("conversation")
+@click.option(
+    "--reason",
+    type=click.Choice(["user", "revoked", "gc"]),
+    default="user",
+    show_default=True,
+    help="Why; each descendant is recorded as parent-teardown.",
+)
+@host_option
+@store_option
+@reports_errors
+def delete(conversation: str, reason: str, host: str | None, store: str | None) -> None:
+    """Delete CONVERSATION and its whole subtree (journaled, never silent)."""
+    with open_store(store) as engine:
+        engine.delete(conversation, reason, host=host)
+
+
+@main.group()
+def journal() -> None:
+    """Keep the journal: export, import, verify, rebuild the view."""
+
+
+@journal.command("export")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to this file instead of standard output.",
+)
+@store_option
+@reports_errors
+def journal_export(output: Path | None, store: str | None) -> None:
+    """Write the whole journal as JSONL with a versioned header."""
+    from lineage_es.journal import export_journal
+
+    with open_store(store) as engine:
+        if output is None:
+            count = export_journal(engine, sys.stdout.buffer)
+        else:
+            with output.open("wb") as out:
+                count = export_journal(engine, out)
+    click.echo(f"exported {count} events", err=True)
+
+
+@journal.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@store_option
+@reports_errors
+def journal_import(file: Path, store: str | None) -> None:
+    """Import an exported journal into an empty store and build its view."""
+    from lineage_es.journal import import_journal
+
+    with open_store(store) as engine:
+        report = import_journal(engine, file)
+    for message in report.warnings:
+        click.echo(f"warning: {message}", err=True)
+    click.echo(f"imported {report.imported} events", err=True)
+
+
+@journal.command("verify")
+@store_option
+@reports_errors
+def journal_verify(store: str | None) -> None:
+    """Check the journal has no gaps and the view equals a rebuild; exit 1 on any
+    difference."""
+    from lineage_es.journal import verify_journal
+
+    with open_store(store) as engine:
+        report = verify_journal(engine)
+    for problem in report.problems:
+        click.echo(f"problem: {problem}", err=True)
+    click.echo(
+        f"{report.events} events, {report.aggregates} aggregates: "
+        f"{'ok' if report.ok else f'{len(report.problems)} problems'}"
+    )
+    if not report.ok:
+        sys.exit(1)
+
+
+@journal.command("rebuild")
+@store_option
+@reports_errors
+def journal_rebuild(store: str | None) -> None:
+    """Throw the tree view away and rebuild it from the journal."""
+    with open_store(store) as engine:
+        total = engine.position()
+        with click.progressbar(length=total, label="rebuilding", file=sys.stderr) as bar:
+            count = engine.rebuild(progress=bar.update)
+    click.echo(f"rebuilt the view from {count} events", err=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,145 @@
+"""Pictures of the forest: a terminal tree, JSON, Mermaid and Graphviz dot.
+
+Ids are opaque and may hold newlines or other control characters (Cursor puts one inside
+its spawn keys), so every id is escaped before it is printed.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import orjson
+
+from lineage_es.model import ForestNode, to_json
+
+STATUS_MARK = {"live": "●", "stopped": "○", "deleted": "✕"}
+RESOLUTION_MARK = {
+    "native": "",
+    "confirmed": " ✓",
+    "transcript": " ✎",
+    "registry": " ·",
+    "inferred": " ?",
+}
+
+
+def safe_id(value: str) -> str:
+    """``value`` with control and non-printable characters escaped, fit to print."""
+    if value.isprintable():
+        return value
+    return value.encode("unicode_escape").decode("ascii")
+
+
+def forest_json(forest: tuple[ForestNode, ...]) -> bytes:
+    """``{"roots": [...]}`` with children nested the same way."""
+
+    def node(n: ForestNode) -> dict[str, object]:
+        return {
+            "conversation": n.conversation,
+            "host": n.host,
+            "depth": n.depth,
+            "status": n.status,
+            "resolution": n.resolution,
+            "started_at": n.started_at,
+            "subagent": to_json(n.subagent),
+            "name": n.name,
+            "ambiguous": n.ambiguous,
+            "children": [node(c) for c in n.children],
+        }
+
+    return orjson.dumps({"roots": [node(n) for n in forest]}, option=orjson.OPT_INDENT_2)
+
+
+def _age(started_at: str, now: datetime) -> str:
+    try:
+        seconds = int((now - datetime.fromisoformat(started_at)).total_seconds())
+    except ValueError:
+        return "?"
+    if seconds < 0:
+        return "0s"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _label(n: ForestNode, now: datetime) -> str:
+    name = f' "{safe_id(n.name)}"' if n.name else ""
+    kind = f" [{safe_id(n.subagent.type)}]" if n.subagent and n.subagent.type else ""
+    flag = " ambiguous" if n.ambiguous else ""
+    host = f"{n.host} " if n.depth == 0 else ""
+    return (
+        f"{STATUS_MARK.get(n.status, '?')} {host}{safe_id(n.conversation)}{name}{kind}"
+        f"  d{n.depth} {n.status} {_age(n.started_at, now)}"
+        f"{RESOLUTION_MARK.get(n.resolution, '')}{flag}"
+    )
+
+
+def forest_text(forest: tuple[ForestNode, ...], *, now: datetime | None = None) -> str:
+    """A unicode tree, one node a line: status mark, id, type, depth, status, age and how
+    its placement is known (✓ confirmed, ✎ transcript, · registry, ? inferred)."""
+    moment = now or datetime.now(UTC)
+    lines: list[str] = []
+
+    def walk(n: ForestNode, prefix: str, last: bool, top: bool) -> None:
+        branch = "" if top else ("└─ " if last else "├─ ")
+        lines.append(f"{prefix}{branch}{_label(n, moment)}")
+        child_prefix = prefix if top else prefix + ("   " if last else "│  ")
+        for i, child in enumerate(n.children):
+            walk(child, child_prefix, i == len(n.children) - 1, False)
+
+    for root in forest:
+        walk(root, "", True, True)
+    return "\n".join(lines) if lines else "(no live agents)"
+
+
+def _graph_ids(forest: tuple[ForestNode, ...]) -> dict[int, str]:
+    ids: dict[int, str] = {}
+
+    def walk(n: ForestNode) -> None:
+        ids[id(n)] = f"n{len(ids)}"
+        for c in n.children:
+            walk(c)
+
+    for root in forest:
+        walk(root)
+    return ids
+
+
+def forest_mermaid(forest: tuple[ForestNode, ...]) -> str:
+    """A Mermaid flowchart of the forest."""
+    ids = _graph_ids(forest)
+    lines = ["flowchart TD"]
+
+    def label(n: ForestNode) -> str:
+        text = safe_id(n.conversation).replace('"', "#quot;")
+        kind = f"<br/>{safe_id(n.subagent.type)}" if n.subagent and n.subagent.type else ""
+        return f'{ids[id(n)]}["{text}{kind}<br/>{n.status}"]'
+
+    def walk(n: ForestNode) -> None:
+        lines.append(f"  {label(n)}")
+        for c in n.children:
+            walk(c)
+            lines.append(f"  {ids[id(n)]} --> {ids[id(c)]}")
+
+    for root in forest:
+        walk(root)
+    return "\n".join(lines)
+
+
+def forest_dot(forest: tuple[ForestNode, ...]) -> str:
+    """A Graphviz digraph of the forest."""
+    ids = _graph_ids(forest)
+    lines = ["digraph lineage {", "  node [shape=box];"]
+
+    def walk(n: ForestNode) -> None:
+        text = safe_id(n.conversation).replace("\\", "\\\\").replace('"', '\\"')
+        style = "" if n.status == "live" else ", style=dashed"
+        lines.append(f'  {ids[id(n)]} [label="{text}\\n{n.status}"{style}];')
+        for c in n.children:
+            walk(c)
+            lines.append(f"  {ids[id(n)]} -> {ids[id(c)]};")
+
+    for root in forest:
+        walk(root)
+    lines.append("}")
+    return "\n".join(lines)
