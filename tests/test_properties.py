@@ -1,0 +1,227 @@
+"""Invariants that must hold for any sequence of facts, in any order, duplicates included."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lineage_es.engine import Engine, open_engine
+from lineage_es.facts import (
+    Acted,
+    ChildIdentified,
+    ChildStarted,
+    Fact,
+    Observation,
+    RootSeen,
+    SessionEnded,
+    SpawnRequested,
+    Stopped,
+)
+from lineage_es.journal import export_journal, import_journal
+from lineage_es.model import ForestNode
+from lineage_es.projection import Projector
+from lineage_es.view import MemoryView
+from tests.helpers import EPOCH
+
+ROOTS = ["R1", "R2"]
+NODES = ["R1", "R2", "a", "b", "c", "d"]
+KEYS = ["k1", "k2", "k3"]
+WORKSPACES = [("/w",), ("/v",)]
+
+node = st.sampled_from(NODES)
+key = st.sampled_from(KEYS)
+
+
+def claude_facts(requester: str) -> st.SearchStrategy[Fact]:
+    """Facts as Claude hooks send them: mostly about the requester itself."""
+    me = st.just(requester)
+    return st.one_of(
+        st.builds(RootSeen, st.sampled_from(ROOTS), st.just("startup")),
+        st.builds(SpawnRequested, me | node, key),
+        st.builds(lambda c: ChildStarted(child=c), me | node),
+        st.builds(
+            ChildIdentified,
+            me | node,
+            node,
+            st.sampled_from(["confirmed", "transcript", "native"]),
+            spawn_key=st.none() | key,
+            depth=st.none() | st.integers(0, 4),
+        ),
+        st.builds(Acted, me),
+        st.builds(lambda c: Stopped(conversation=c), me | node),
+        st.builds(SessionEnded, st.sampled_from(ROOTS)),
+    )
+
+
+@st.composite
+def claude_observation(draw: st.DrawFn) -> Observation:
+    requester = draw(node)
+    facts = tuple(draw(st.lists(claude_facts(requester), min_size=1, max_size=3)))
+    return Observation(
+        host="claude",
+        requester=requester,
+        key=draw(st.sampled_from([f"p{i}" for i in range(40)])),
+        facts=facts,
+        root=draw(st.sampled_from(ROOTS)),
+    )
+
+
+def cursor_facts(requester: str) -> st.SearchStrategy[Fact]:
+    """Facts as Cursor hooks send them: a subagentStart arrives on the parent."""
+    return st.one_of(
+        st.builds(RootSeen, st.just(requester), st.just("sessionStart")),
+        st.builds(lambda k: ChildStarted(spawn_key=k, parent=requester, subagent_id=k), key),
+        st.builds(Acted, st.just(requester)),
+        st.builds(lambda k: Stopped(spawn_key=k), key),
+        st.builds(SessionEnded, st.just(requester)),
+    )
+
+
+@st.composite
+def cursor_observation(draw: st.DrawFn) -> Observation:
+    requester = draw(node)
+    facts = tuple(draw(st.lists(cursor_facts(requester), min_size=1, max_size=2)))
+    return Observation(
+        host="cursor",
+        requester=requester,
+        key=draw(st.sampled_from([f"q{i}" for i in range(40)])),
+        facts=facts,
+        workspace=draw(st.sampled_from(WORKSPACES)),
+    )
+
+
+streams = st.lists(st.one_of(claude_observation(), cursor_observation()), max_size=30)
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def feed(engine: Engine, stream: list[Observation]) -> None:
+    for i, observation in enumerate(stream):
+        engine.observe_observation(observation, at=EPOCH + timedelta(seconds=i))
+
+
+def shape(forest: tuple[ForestNode, ...]) -> list[object]:
+    return [
+        (n.conversation, n.host, n.depth, n.status, n.resolution, n.started_at, shape(n.children))
+        for n in forest
+    ]
+
+
+def every_answer(engine: Engine) -> list[object]:
+    """Everything the engine would answer, in a comparable form."""
+    answers: list[object] = [shape(engine.forest(include_stopped=True))]
+    for row in engine.view.all_rows():
+        if row.status != "deleted":
+            answers.append(engine.queries.lineage_of(row))
+    return answers
+
+
+@contextmanager
+def sqlite_engine() -> Iterator[Engine]:
+    with TemporaryDirectory() as tmp, open_engine(f"sqlite:///{tmp}/j.sqlite") as engine:
+        yield engine
+
+
+@SETTINGS
+@given(streams)
+def test_the_view_rebuilt_from_the_journal_equals_the_live_view(
+    stream: list[Observation],
+) -> None:
+    with open_engine("memory://") as engine:
+        feed(engine, stream)
+        rebuilt = MemoryView()
+        Projector(engine.app.recorder, rebuilt).catch_up()
+        assert rebuilt.all_rows() == engine.view.all_rows()
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams)
+def test_the_sqlite_view_rebuilt_from_the_journal_equals_the_live_view(
+    stream: list[Observation],
+) -> None:
+    with sqlite_engine() as engine:
+        feed(engine, stream)
+        live = engine.view.all_rows()
+        engine.rebuild()
+        assert engine.view.all_rows() == live
+
+
+@SETTINGS
+@given(streams)
+def test_the_trees_rules_hold_for_any_sequence(stream: list[Observation]) -> None:
+    with open_engine("memory://") as engine:
+        feed(engine, stream)
+        rows = {(r.host, r.key): r for r in engine.view.all_rows()}
+        for row in rows.values():
+            if row.status == "deleted":
+                continue
+            tree = engine.queries.tree_of(row)
+            listed = tree.siblings + tree.children + tree.roots
+            assert row.key not in [p.conversation for p in tree.siblings]
+            for peer in listed:
+                assert rows[(row.host, peer.conversation)].status == "live"
+            if row.is_root:
+                assert set(tree.children) <= set(tree.siblings)
+            for peers in (tree.siblings, tree.children, tree.roots):
+                order = [(p.started_at, rows[(row.host, p.conversation)].nid) for p in peers]
+                assert order == sorted(order)
+
+
+@SETTINGS
+@given(streams, st.randoms(use_true_random=False))
+def test_any_order_of_delivery_with_duplicates_keeps_every_node_at_its_parents_depth_plus_one(
+    stream: list[Observation], rnd: object
+) -> None:
+    delivered = stream + stream[: len(stream) // 2]
+    rnd.shuffle(delivered)  # type: ignore[attr-defined]
+    with open_engine("memory://") as engine:
+        feed(engine, delivered)
+        rows = engine.view.all_rows()
+        by_key = {(r.root_id, r.key): r for r in rows}
+        for row in rows:
+            if row.parent is not None:
+                parent = by_key[(row.root_id, row.parent)]
+                assert row.depth == parent.depth + 1
+            assert engine.chain(row.key, row.host).conversations[0] == row.key
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams)
+def test_export_import_and_rebuild_give_identical_answers(stream: list[Observation]) -> None:
+    with TemporaryDirectory() as tmp, open_engine("memory://") as engine:
+        feed(engine, stream)
+        before = every_answer(engine)
+        path = Path(tmp) / "journal.jsonl"
+        with path.open("wb") as out:
+            export_journal(engine, out)
+        with open_engine("memory://") as imported:
+            import_journal(imported, path)
+            assert every_answer(imported) == before
+        engine.rebuild()
+        assert every_answer(engine) == before
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams, st.integers(min_value=0, max_value=200))
+def test_the_tree_as_of_position_n_equals_the_tree_of_the_journal_truncated_at_n(
+    stream: list[Observation], cut: int
+) -> None:
+    with TemporaryDirectory() as tmp, open_engine("memory://") as engine:
+        feed(engine, stream)
+        position = min(cut, engine.position())
+        path = Path(tmp) / "journal.jsonl"
+        with path.open("wb") as out:
+            export_journal(engine, out)
+        lines = path.read_bytes().splitlines(keepends=True)
+        truncated = Path(tmp) / "truncated.jsonl"
+        truncated.write_bytes(b"".join(lines[: position + 1]))
+        with open_engine("memory://") as short:
+            import_journal(short, truncated)
+            expected = shape(short.forest(include_stopped=True))
+        assert shape(engine.as_of(position=position).forest(include_stopped=True)) == expected
