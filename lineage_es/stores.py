@@ -72,12 +72,13 @@ def parse_store_url(url: str) -> StoreLocation:
         return StoreLocation(kind="memory", url="memory://")
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
-        raw = unquote(url[len("sqlite://") :])
-        if not raw or raw == "/":
+        # As SQLAlchemy spells it: sqlite:///relative/path, sqlite:////absolute/path.
+        rest = unquote(url[len("sqlite://") :])
+        if not rest.startswith("/") or len(rest) < 2:
             raise StoreError(f"{url!r}: a SQLite store needs a file path: sqlite:///PATH")
-        path = Path(raw).expanduser()
-        if ":memory:" in raw:
+        if ":memory:" in rest:
             raise StoreError(f"{url!r}: use memory:// for an in-memory store")
+        path = Path(rest[1:]).expanduser().absolute()
         return StoreLocation(kind="sqlite", url=f"sqlite:///{path}", path=path)
     if parts.scheme in ("postgresql", "postgres"):
         settings: dict[str, str] = {

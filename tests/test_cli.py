@@ -1,0 +1,115 @@
+"""The lineage command: thin over the engine, exit 2 with a reason on bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from lineage_es.cli import main
+from lineage_es.engine import open_engine
+from tests.helpers import Feed
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'journal.sqlite'}"
+    with open_engine(url) as engine:
+        feed = Feed(engine)
+        feed.root("R")
+        feed.child("R", "R", "A")
+        feed.child("R", "A", "B")
+        feed.child("R", "R", "C")
+        feed.stop("R", "C")
+    return url
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def test_tree_json_nests_children_and_hides_stopped_nodes(store: str) -> None:
+    code, out = run("tree", "--format", "json", "--store", store)
+    assert code == 0
+    roots = orjson.loads(out)["roots"]
+    assert [r["conversation"] for r in roots] == ["R"]
+    assert [c["conversation"] for c in roots[0]["children"]] == ["A"]
+    assert roots[0]["children"][0]["children"][0]["conversation"] == "B"
+
+
+def test_tree_all_includes_stopped_nodes_marked_stopped(store: str) -> None:
+    code, out = run("tree", "--all", "--format", "json", "--store", store)
+    children = orjson.loads(out)["roots"][0]["children"]
+    assert code == 0 and [(c["conversation"], c["status"]) for c in children] == [
+        ("A", "live"),
+        ("C", "stopped"),
+    ]
+
+
+def test_tree_text_draws_one_line_per_node(store: str) -> None:
+    code, out = run("tree", "--store", store)
+    assert code == 0 and len(out.strip().splitlines()) == 3
+
+
+def test_tree_mermaid_and_dot_draw_edges(store: str) -> None:
+    assert "-->" in run("tree", "--format", "mermaid", "--store", store)[1]
+    assert "->" in run("tree", "--format", "dot", "--store", store)[1]
+
+
+def test_tree_at_an_earlier_position_travels_back(store: str) -> None:
+    code, out = run("tree", "--position", "1", "--format", "json", "--store", store)
+    assert code == 0 and orjson.loads(out)["roots"][0]["children"] == []
+
+
+def test_show_prints_the_lineage_as_json(store: str) -> None:
+    code, out = run("show", "B", "--store", store)
+    lineage = orjson.loads(out)
+    assert code == 0 and (lineage["parent"], lineage["depth"], lineage["root"]) == ("A", 2, "R")
+
+
+def test_relation_prints_the_word(store: str) -> None:
+    assert run("relation", "B", "R", "--store", store) == (0, "descendant\n")
+
+
+def test_chain_prints_the_path_to_the_root(store: str) -> None:
+    assert run("chain", "B", "--store", store) == (0, "B > A > R\n")
+
+
+def test_family_and_agents_list_the_nodes(store: str) -> None:
+    code, out = run("family", "R", "--json", "--store", store)
+    assert code == 0 and [m["conversation"] for m in orjson.loads(out)] == ["R", "A", "B", "C"]
+    code, out = run("agents", "--as", "A", "--json", "--store", store)
+    assert code == 0 and {m["conversation"]: m["relation"] for m in orjson.loads(out)}["B"] == (
+        "child"
+    )
+
+
+def test_an_unknown_conversation_exits_2_with_the_reason(store: str) -> None:
+    code, out = run("show", "nobody", "--store", store)
+    assert code == 2 and "unknown conversation 'nobody'" in out
+
+
+def test_a_bad_store_url_exits_2_with_the_reason() -> None:
+    code, out = run("tree", "--store", "mysql://x")
+    assert code == 2 and "not a store URL" in out
+
+
+def test_export_import_verify_and_rebuild_round_trip(store: str, tmp_path: Path) -> None:
+    exported = tmp_path / "j.jsonl"
+    assert run("journal", "export", "-o", str(exported), "--store", store)[0] == 0
+    copy = f"sqlite:///{tmp_path / 'copy.sqlite'}"
+    assert run("journal", "import", str(exported), "--store", copy)[0] == 0
+    assert run("journal", "verify", "--store", copy)[0] == 0
+    assert run("journal", "rebuild", "--store", copy)[0] == 0
+    assert run("chain", "B", "--store", copy) == (0, "B > A > R\n")
+
+
+def test_rename_and_delete_are_journaled(store: str) -> None:
+    assert run("rename", "A", "scout", "--store", store)[0] == 0
+    assert run("delete", "B", "--store", store)[0] == 0
+    code, out = run("family", "R", "--json", "--store", store)
+    members = {m["conversation"]: m["name"] for m in orjson.loads(out)}
+    assert members == {"R": None, "A": "scout", "C": None}

@@ -1,0 +1,110 @@
+"""Store URLs, file permissions and stores that cannot be opened."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from lineage_es.engine import open_engine
+from lineage_es.errors import StoreError
+from lineage_es.stores import default_store_url, parse_store_url
+
+
+def test_memory_url_parses() -> None:
+    assert parse_store_url("memory://").kind == "memory"
+
+
+def test_sqlite_url_keeps_its_absolute_path() -> None:
+    location = parse_store_url("sqlite:////tmp/x/journal.sqlite")
+    assert location.kind == "sqlite" and location.path == Path("/tmp/x/journal.sqlite")
+
+
+def test_postgres_url_carries_host_port_user_database_and_schema() -> None:
+    location = parse_store_url("postgresql://ann:pw@db.local:6543/lineage?schema=s1")
+    assert location.postgres == {
+        "dbname": "lineage",
+        "host": "db.local",
+        "port": "6543",
+        "user": "ann",
+        "password": "pw",
+        "schema": "s1",
+    }
+    assert "pw" not in location.display
+
+
+def test_an_unknown_scheme_is_a_store_error() -> None:
+    with pytest.raises(StoreError, match="not a store URL"):
+        parse_store_url("mysql://x")
+
+
+def test_the_default_store_follows_lineage_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINEAGE_STORE", "memory://")
+    assert default_store_url() == "memory://"
+
+
+def test_the_default_store_is_a_sqlite_file_in_the_data_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("LINEAGE_STORE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert default_store_url() == f"sqlite:///{tmp_path}/lineage-es/journal.sqlite"
+
+
+def test_a_new_sqlite_store_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "private" / "journal.sqlite"
+    with open_engine(f"sqlite:///{path}"):
+        pass
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_an_existing_world_readable_store_warns(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    with open_engine(f"sqlite:///{path}"):
+        pass
+    path.chmod(0o644)
+    with pytest.warns(UserWarning, match="chmod 600"), open_engine(f"sqlite:///{path}"):
+        pass
+
+
+def test_a_file_that_is_not_sqlite_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    path.write_bytes(b"this is not a database, just text " * 200)
+    path.chmod(0o600)
+    with pytest.raises(StoreError, match="not a SQLite journal"):
+        open_engine(f"sqlite:///{path}")
+
+
+def test_an_unreachable_postgres_is_a_store_error() -> None:
+    with pytest.raises(StoreError, match="cannot open store"):
+        open_engine("postgresql://nobody@127.0.0.1:1/none")
+
+
+def test_a_sqlite_store_commits_with_synchronous_full(tmp_path: Path) -> None:
+    with open_engine(f"sqlite:///{tmp_path / 'j.sqlite'}") as engine:
+        datastore = engine.app.factory.datastore  # type: ignore[attr-defined]
+        with datastore.transaction(commit=False) as cursor:
+            cursor.execute("PRAGMA synchronous")
+            assert cursor.fetchone()[0] == 2
+
+
+def test_a_new_process_answers_from_the_persisted_view(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'j.sqlite'}"
+    from tests.helpers import Feed
+
+    with open_engine(url) as engine:
+        feed = Feed(engine)
+        feed.root("R")
+        feed.child("R", "R", "A")
+    with open_engine(url) as reopened:
+        assert reopened.projector.catch_up() == 0
+        assert reopened.lineage("A").parent == "R"
+
+
+def test_sqlite_url_with_three_slashes_is_relative_to_the_working_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert parse_store_url("sqlite:///j.sqlite").path == tmp_path / "j.sqlite"
