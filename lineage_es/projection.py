@@ -11,9 +11,8 @@ from __future__ import annotations
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 import orjson
@@ -22,14 +21,16 @@ from eventsourcing.persistence import ApplicationRecorder, Notification
 from lineage_es.domain import EVENT_CLASSES, upcast
 from lineage_es.view import NodeRow, ViewStore
 
+#: Event types whose stored state may need upcasting.
+VERSIONED = frozenset(t for t, c in EVENT_CLASSES.items() if getattr(c, "class_version", 1) > 1)
+
 PAGE_SIZE = 1000
 WORKING_SET = 256
 
 Progress = Callable[[int], None]
 
 
-@dataclass(frozen=True, slots=True)
-class JournalEvent:
+class JournalEvent(NamedTuple):
     """One decoded journal entry: its position, root aggregate, topic and state."""
 
     position: int
@@ -45,13 +46,13 @@ class JournalEvent:
 
 def iso(value: Any) -> str:
     """A stored timestamp as a fixed-width UTC ISO string, so strings sort as times."""
-    if isinstance(value, dict):
+    if type(value) is dict:
         value = value.get("_data_")
+    if type(value) is str and len(value) == 32 and value.endswith("+00:00"):
+        return value
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, str):
-        if len(value) == 32 and value.endswith("+00:00"):
-            return value
         moment = datetime.fromisoformat(value)
     else:
         return ""
@@ -68,14 +69,15 @@ def decode(notification: Notification) -> JournalEvent | None:
         warnings.warn(f"skipping journal entry of unknown type {topic!r}", stacklevel=2)
         return None
     state = orjson.loads(notification.state)
-    upcast(topic, state)
+    if topic in VERSIONED or "class_version" in state:
+        upcast(topic, state)
     originator = notification.originator_id
     return JournalEvent(
-        position=notification.id,
-        originator_id=originator.hex if isinstance(originator, UUID) else str(originator),
-        version=notification.originator_version,
-        topic=topic,
-        state=state,
+        notification.id,
+        originator.hex if isinstance(originator, UUID) else str(originator),
+        notification.originator_version,
+        topic,
+        state,
     )
 
 
@@ -343,15 +345,19 @@ class Projector:
 
     def _apply_page(self, page: Sequence[Notification]) -> list[NodeRow]:
         changed: dict[int, NodeRow] = {}
+        roots: dict[str, RootRows] = {}
         for notification in page:
-            if notification.topic not in HANDLERS:
+            handler = HANDLERS.get(notification.topic)
+            if handler is None:
                 if notification.topic not in EVENT_CLASSES:
                     decode(notification)  # warns about the unknown type
                 continue
             event = decode(notification)
-            if event is None:
-                continue
-            for row in self._apply(event):
+            assert event is not None
+            rows = roots.get(event.originator_id)
+            if rows is None:
+                rows = roots[event.originator_id] = self._rows_of(event.originator_id)
+            for row in handler(event, rows):
                 changed[row.nid] = row
         return list(changed.values())
 
