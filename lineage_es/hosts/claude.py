@@ -1,0 +1,202 @@
+"""Claude Code hook payloads as host-neutral observations.
+
+Every Claude hook payload names the root (``session_id``); one fired inside a subagent adds that
+subagent's ``agent_id``. A spawn is an ``Agent``/``Task`` tool call, keyed by its
+``tool_use_id``; the spawner's ``PostToolUse`` names the child (``tool_response.agentId``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from lineage_es.errors import PayloadError
+from lineage_es.facts import (
+    Acted,
+    ChildIdentified,
+    ChildStarted,
+    Claim,
+    Fact,
+    Host,
+    Observation,
+    Resumed,
+    RootSeen,
+    SessionEnded,
+    SpawnRequested,
+    Stopped,
+)
+from lineage_es.hosts.base import check_depth, optional_str, payload_key, require_str
+
+HOST: Host = "claude"
+
+#: The tools that start a subagent: ``Task`` until 2.1.62, ``Agent`` since (``Task`` kept).
+SPAWN_TOOLS = frozenset({"Agent", "Task"})
+
+#: Agents Claude Code runs for itself (compaction, prompt suggestions, side questions): no
+#: ``tool_use`` spawned them, so they are not delegation.
+INTERNAL_AGENT_PREFIXES = ("acompact-", "aprompt_suggestion-", "aside_question-")
+
+_PASCAL_CASE = re.compile(r"[A-Z][A-Za-z]*")
+_PATH_SEPARATORS = re.compile(r"[\\/]")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def is_internal_agent(agent_id: str) -> bool:
+    """Whether ``agent_id`` names one of Claude Code's own helper agents."""
+    return agent_id.startswith(INTERNAL_AGENT_PREFIXES)
+
+
+class ClaudeAdapter:
+    """Turns Claude Code hook payloads into observations."""
+
+    host: Host = HOST
+
+    def recognises(self, payload: Mapping[str, Any]) -> bool:
+        """Whether ``payload`` is a Claude Code hook payload.
+
+        Claude and Codex share the envelope (``session_id``, PascalCase ``hook_event_name``), so
+        this relies on what only Codex sends: a ``turn_id``; a ``rollout-*.jsonl`` transcript
+        or one in a ``.codex`` folder; a thread id (a UUID) as ``agent_id``, where Claude's
+        agent ids are short hex; a snake_case tool name such as ``spawn_agent``, where Claude's
+        tools are PascalCase or ``mcp__…``. Cursor names its hooks in camelCase and sends a
+        ``conversation_id``.
+        """
+        if not isinstance(payload, Mapping):
+            return False
+        session = payload.get("session_id")
+        event = payload.get("hook_event_name")
+        if not isinstance(session, str) or not session or not isinstance(event, str):
+            return False
+        if not _PASCAL_CASE.fullmatch(event) or "conversation_id" in payload:
+            return False
+        return not _looks_like_codex(payload)
+
+    def observe(self, payload: Mapping[str, Any], *, at: datetime | None = None) -> Observation:
+        """What one hook payload means; :class:`PayloadError` when it cannot be understood."""
+        check_depth(payload)
+        if not isinstance(payload, Mapping):
+            raise PayloadError("payload must be a JSON object", host=HOST)
+        session = require_str(payload, "session_id", HOST)
+        event = require_str(payload, "hook_event_name", HOST)
+        agent = optional_str(payload, "agent_id", HOST)
+        optional_str(payload, "cwd", HOST)  # validated: a mistyped field is refused
+        requester: str | None = agent or session
+        facts: tuple[Fact, ...]
+        if agent is not None and is_internal_agent(agent):
+            requester, facts = None, ()
+        elif event == "SubagentStart":
+            child = require_str(payload, "agent_id", HOST)
+            facts = (
+                ChildStarted(child=child, agent_type=optional_str(payload, "agent_type", HOST)),
+            )
+        elif event == "SubagentStop":
+            # No Acted: a stop for an agent that never started must not create it.
+            facts = (Stopped(conversation=require_str(payload, "agent_id", HOST)),)
+        else:
+            facts = _event_facts(payload, event, session, agent)
+        return Observation(
+            host=HOST,
+            requester=requester,
+            key=payload_key(payload),
+            facts=facts,
+            root=session,
+            workspace=(),  # roots are scoped by workspace for Cursor only
+            at=at,
+        )
+
+    def claim(self, meta: Mapping[str, Any]) -> Claim | None:
+        """Claude Code puts no lineage in an MCP tool call's ``_meta``."""
+        return None
+
+
+def _looks_like_codex(payload: Mapping[str, Any]) -> bool:
+    if "turn_id" in payload:
+        return True
+    for field in ("transcript_path", "agent_transcript_path"):
+        path = payload.get(field)
+        parts = _PATH_SEPARATORS.split(path) if isinstance(path, str) else []
+        if ".codex" in parts or (parts and parts[-1].startswith("rollout-")):
+            return True
+    agent = payload.get("agent_id")
+    if isinstance(agent, str) and _UUID.fullmatch(agent):
+        return True
+    tool = payload.get("tool_name")
+    return isinstance(tool, str) and tool[:1].islower() and not tool.startswith("mcp__")
+
+
+def _event_facts(
+    payload: Mapping[str, Any], event: str, session: str, agent: str | None
+) -> tuple[Fact, ...]:
+    """Facts of an event fired by the root or, with ``agent``, inside that subagent."""
+    requester = agent or session
+    # Acting first places an unknown spawner before anything hangs from it.
+    facts: list[Fact] = [Acted(agent)] if agent is not None else []
+    if event == "SessionStart" and agent is None:
+        facts.append(RootSeen(session, source=optional_str(payload, "source", HOST) or ""))
+    elif event == "UserPromptSubmit" and agent is None:
+        facts.append(RootSeen(session, source="prompt"))
+    elif event == "SessionEnd":
+        facts.append(SessionEnded(session))
+    elif event in ("PreToolUse", "PostToolUse") and (
+        optional_str(payload, "tool_name", HOST) in SPAWN_TOOLS
+    ):
+        facts.extend(_spawn_facts(payload, event, requester))
+    return tuple(facts) if facts else (Acted(requester),)
+
+
+def _spawn_facts(payload: Mapping[str, Any], event: str, requester: str) -> list[Fact]:
+    """An ``Agent``/``Task`` call: a spawn, or a resume of an existing agent (quirk 8)."""
+    tool_input = _object(payload, "tool_input")
+    resume = _nested_str(tool_input, "resume", "tool_input")
+    agent_type = _nested_str(tool_input, "subagent_type", "tool_input")
+    description = _nested_str(tool_input, "description", "tool_input")
+    spawn_key = optional_str(payload, "tool_use_id", HOST)
+    if event == "PreToolUse":
+        if resume is not None:
+            return [Resumed(resume)]
+        if spawn_key is None:
+            return []
+        return [SpawnRequested(requester, spawn_key, agent_type, description)]
+    response = payload.get("tool_response")
+    if not isinstance(response, Mapping):
+        # MCP-style string responses (quirk 6) and failures carry no child.
+        return []
+    child = _nested_str(response, "agentId", "tool_response")
+    if child is None:
+        return []
+    facts: list[Fact] = []
+    if resume is None:
+        facts.append(
+            ChildIdentified(
+                parent=requester,
+                child=child,
+                resolution="confirmed",
+                spawn_key=spawn_key,
+                agent_type=_nested_str(response, "agentType", "tool_response") or agent_type,
+                description=description,
+            )
+        )
+    # A completed result means the child finished, even when its SubagentStop never comes.
+    if _nested_str(response, "status", "tool_response") == "completed":
+        facts.append(Stopped(conversation=child))
+    return facts
+
+
+def _object(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = payload.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PayloadError(f"field {key!r} must be an object", host=HOST)
+    return value
+
+
+def _nested_str(mapping: Mapping[str, Any], key: str, parent: str) -> str | None:
+    value = mapping.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise PayloadError(f"field '{parent}.{key}' must be a string", host=HOST)
+    return value

@@ -1,0 +1,621 @@
+"""Claude Code session transcripts on disk as observations, row by row.
+
+A session is ``<project>/<sessionId>.jsonl``; its subagents write ``agent-<agentId>.jsonl`` files
+in ``<sessionId>/subagents/`` (2.1.2 on, with optional ``.meta.json`` sidecars) or beside the
+session file (~2.0.24 to 2.1.1). Observations from agent files are merged in by time and
+numbered with the main-file row after which they happened, so a replay checks them after it.
+
+Reading streams: each file is read a line at a time, and an agent file is opened only when the
+merge reaches its first row, so a session with hundreds of subagents keeps few files open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import itertools
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import orjson
+
+from lineage_es.errors import InputError, PayloadError
+from lineage_es.facts import (
+    Acted,
+    ChildIdentified,
+    ChildStarted,
+    Fact,
+    Observation,
+    Resumed,
+    RootSeen,
+    SessionEnded,
+    SpawnRequested,
+    Stopped,
+)
+from lineage_es.hosts.base import parse_time, payload_key
+from lineage_es.hosts.claude import HOST, SPAWN_TOOLS, is_internal_agent
+from lineage_es.hosts.transcript import TranscriptRow
+
+#: A line longer than this is refused before it is parsed.
+MAX_LINE_BYTES = 32 * 1024 * 1024
+
+#: Notification statuses that mean the task is over.
+_FINAL_STATUSES = frozenset({"completed", "killed"})
+
+_AGENT_FILE = re.compile(r"agent-(.+)\.jsonl")
+_NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.DOTALL)
+_TASK_ID = re.compile(r"<task-id>([^<]+)</task-id>")
+_STATUS = re.compile(r"<status>([^<]+)</status>")
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+
+
+def read_transcript(path: Path) -> Iterator[TranscriptRow]:
+    """The observations of a session transcript, numbered by the rows of ``path``.
+
+    ``path`` may also be a lone ``agent-<id>.jsonl`` (its session file gone or unpublished):
+    its own rows are numbered then. Raises :class:`InputError` naming the file and line of a
+    row that is not a JSON object; a torn last line (no newline, an interrupted append) is
+    skipped.
+    """
+    path = Path(path)
+    match = _AGENT_FILE.fullmatch(path.name)
+    if match is not None:
+        return _lone_agent_rows(path, match.group(1))
+    return _session_rows(path)
+
+
+# -- lines ----------------------------------------------------------------------------------
+
+
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """Each line's number and object (``None`` when blank), bounded before it is parsed."""
+    try:
+        stream = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=str(path)) from None
+    with stream:
+        number = 0
+        while line := stream.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            if len(line) > MAX_LINE_BYTES:
+                raise InputError(
+                    f"line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB; refused unread",
+                    path=str(path),
+                    line=number,
+                )
+            if not line.strip():
+                yield number, None
+                continue
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                if not line.endswith(b"\n"):
+                    return
+                raise InputError(f"line is not JSON ({exc})", path=str(path), line=number) from None
+            if not isinstance(value, dict):
+                if not line.endswith(b"\n"):
+                    return
+                raise InputError("line is not a JSON object", path=str(path), line=number)
+            yield number, value
+
+
+class _Head(NamedTuple):
+    row: dict[str, Any] | None
+    time: datetime | None
+    session: str | None
+
+
+def _head(path: Path) -> _Head:
+    """The first row of ``path``, and its first time and session, reading no further than
+    needed. Unreadable input ends the look quietly: the real read reports it with its line."""
+    first: dict[str, Any] | None = None
+    time: datetime | None = None
+    session: str | None = None
+    try:
+        for _, row in _lines(path):
+            if row is None:
+                continue
+            if first is None:
+                first = row
+            time = time or parse_time(row.get("timestamp"))
+            session = session or _str(row, "sessionId")
+            if time is not None and session is not None:
+                break
+    except InputError:
+        pass
+    return _Head(first, time, session)
+
+
+def _str(mapping: Mapping[str, Any], key: str) -> str | None:
+    value = mapping.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def _dict(mapping: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = mapping.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _texts(content: Any) -> list[str]:
+    """The plain text of a message's content: a string, or its ``text`` blocks."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [
+        b["text"]
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+def _observation(
+    row: dict[str, Any],
+    requester: str,
+    root: str | None,
+    facts: list[Fact],
+    at: datetime | None,
+    where: tuple[Path, int],
+) -> Observation:
+    try:
+        key = payload_key(row)
+    except PayloadError as exc:
+        raise InputError(exc.reason, path=str(where[0]), line=where[1]) from None
+    return Observation(
+        host=HOST,
+        requester=requester,
+        key=key,
+        facts=tuple(facts),
+        root=root,
+        workspace=(),  # roots are scoped by workspace for Cursor only
+        at=at,
+    )
+
+
+# -- what rows mean, in whichever file ---------------------------------------------------------
+
+
+class _ToolUse(NamedTuple):
+    name: str
+    resume: str | None
+    prompt: bytes | None
+    agent_type: str | None
+    description: str | None
+
+
+@dataclass
+class _Meaning:
+    """What rows mean given the rows before them, across the main file and agent files.
+
+    Tool calls are remembered only until their result arrives.
+    """
+
+    tool_uses: dict[str, _ToolUse] = field(default_factory=dict)
+    progress_children: set[str] = field(default_factory=set)
+    #: Agents these rows stopped: the next row such an agent writes resumes it.
+    stopped: set[str] = field(default_factory=set)
+
+    def note(self, facts: list[Fact]) -> None:
+        for fact in facts:
+            if isinstance(fact, Stopped) and fact.conversation is not None:
+                self.stopped.add(fact.conversation)
+            elif isinstance(fact, Acted | Resumed):
+                self.stopped.discard(fact.conversation)
+
+    def facts(self, row: Mapping[str, Any], requester: str) -> list[Fact]:
+        kind = row.get("type")
+        content = _dict(row, "message").get("content")
+        facts: list[Fact] = []
+        if kind == "assistant" and isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    facts.extend(self._tool_use(block, requester))
+        elif kind == "user" and isinstance(content, list):
+            results = [
+                b.get("tool_use_id")
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "tool_result"
+            ]
+            facts.extend(self._tool_result(results, row.get("toolUseResult"), requester))
+        elif kind == "progress":
+            facts.extend(self._progress(row, requester))
+        facts.extend(_notified_stops(row))
+        return facts
+
+    def inline_child(self, row: Mapping[str, Any], parent: str) -> list[Fact]:
+        """A 2.0.x subagent written inline in its parent's file (no ``agentId``).
+
+        Its first row repeats the spawn's prompt verbatim; when exactly one open spawn of
+        ``parent`` has that prompt, the child is pending under it (it never gets an id).
+        """
+        texts = _texts(_dict(row, "message").get("content"))
+        if row.get("type") != "user" or row.get("parentUuid") is not None or len(texts) != 1:
+            return []
+        prompt = _digest(texts[0])
+        matches = [
+            (key, use)
+            for key, use in self.tool_uses.items()
+            if use.name in SPAWN_TOOLS and use.resume is None and use.prompt == prompt
+        ]
+        if len(matches) != 1:
+            return []
+        key, use = matches[0]
+        self.tool_uses[key] = use._replace(prompt=None)
+        return [ChildStarted(spawn_key=key, parent=parent, agent_type=use.agent_type)]
+
+    def _tool_use(self, block: Mapping[str, Any], requester: str) -> list[Fact]:
+        key, name = _str(block, "id"), _str(block, "name")
+        if key is None or name is None:
+            return []
+        if name not in SPAWN_TOOLS:
+            self.tool_uses[key] = _ToolUse(name, None, None, None, None)
+            return []
+        tool_input = _dict(block, "input")
+        prompt = _str(tool_input, "prompt")
+        use = _ToolUse(
+            name,
+            _str(tool_input, "resume"),
+            _digest(prompt) if prompt is not None else None,
+            _str(tool_input, "subagent_type"),
+            _str(tool_input, "description"),
+        )
+        self.tool_uses[key] = use
+        if use.resume is not None:
+            return [Resumed(use.resume)]
+        return [SpawnRequested(requester, key, use.agent_type, use.description)]
+
+    def _tool_result(self, keys: list[Any], result: Any, requester: str) -> list[Fact]:
+        uses = [self.tool_uses.pop(k, None) if isinstance(k, str) else None for k in keys]
+        if not keys or not isinstance(keys[0], str) or not isinstance(result, dict):
+            return []
+        key, use = keys[0], uses[0]
+        if use is not None and use.name not in SPAWN_TOOLS:
+            return []
+        child = _str(result, "agentId")
+        completed = result.get("status") == "completed"
+        if child is None or is_internal_agent(child):
+            # A 2.0.x result names no child: the pending inline child, if any, is done.
+            spawned = use is not None and use.resume is None
+            return [Stopped(spawn_key=key)] if spawned and completed else []
+        facts: list[Fact] = []
+        if use is None or use.resume is None:
+            facts.append(
+                ChildIdentified(
+                    parent=requester,
+                    child=child,
+                    resolution="transcript",
+                    spawn_key=key,
+                    agent_type=_str(result, "agentType") or (use.agent_type if use else None),
+                    description=use.description if use else None,
+                )
+            )
+        if completed:
+            facts.append(Stopped(conversation=child))
+        return facts
+
+    def _progress(self, row: Mapping[str, Any], requester: str) -> list[Fact]:
+        """2.1.38 to 2.1.39 mirror a running child in its parent's file as progress rows."""
+        data = _dict(row, "data")
+        child, key = _str(data, "agentId"), _str(row, "parentToolUseID")
+        if data.get("type") != "agent_progress" or child is None or key is None:
+            return []
+        if child in self.progress_children or is_internal_agent(child):
+            return []
+        self.progress_children.add(child)
+        use = self.tool_uses.get(key)
+        return [
+            ChildIdentified(
+                parent=requester,
+                child=child,
+                resolution="transcript",
+                spawn_key=key,
+                agent_type=use.agent_type if use else None,
+                description=use.description if use else None,
+            )
+        ]
+
+
+def _notified_stops(row: Mapping[str, Any]) -> list[Fact]:
+    """A background task's ``<task-notification>`` (queued, delivered, or attached) with a
+    final status stops it; ids of tasks that are not agents name nothing the engine knows."""
+    kind = row.get("type")
+    if kind == "queue-operation":
+        texts = [row["content"]] if isinstance(row.get("content"), str) else []
+    elif kind == "user":
+        texts = _texts(_dict(row, "message").get("content"))
+    elif kind == "attachment":
+        prompt = _dict(row, "attachment").get("prompt")
+        texts = [prompt] if isinstance(prompt, str) else []
+    else:
+        return []
+    stops: list[Fact] = []
+    for text in texts:
+        if not text.lstrip().startswith("<task-notification>"):
+            continue
+        for body in _NOTIFICATION.findall(text):
+            task, status = _TASK_ID.search(body), _STATUS.search(body)
+            if task and status and status.group(1).strip() in _FINAL_STATUSES:
+                stops.append(Stopped(conversation=task.group(1).strip()))
+    return stops
+
+
+# -- the main file ------------------------------------------------------------------------------
+
+
+@dataclass
+class _MainFile:
+    """Rows of the session file: the session's own activity, and where one session ends."""
+
+    path: Path
+    meaning: _Meaning
+    #: The time of a row that carries none: the latest one before it (or the file's first).
+    at: datetime | None
+    session: str | None = None
+    seen: set[str] = field(default_factory=set)
+
+    def observe(self, number: int, row: dict[str, Any] | None) -> list[Observation | None]:
+        """The row's observation, preceded by the end of the previous session when the
+        session changes (``/clear`` recordings hold two sessions in one file)."""
+        if row is None:
+            return [None]
+        uuid = _str(row, "uuid")
+        if uuid is not None:
+            if uuid in self.seen:  # rows repeat (quirk 5)
+                return [None]
+            self.seen.add(uuid)
+        self.at = parse_time(row.get("timestamp")) or self.at
+        session = _str(row, "sessionId")
+        if session is None:  # it belongs to the next session, which it does not name
+            return [None]
+        where = (self.path, number)
+        before: list[Observation | None] = []
+        facts: list[Fact] = []
+        if self.session is None:
+            facts.append(RootSeen(session, source="transcript"))
+        elif session != self.session:
+            ended: list[Fact] = [SessionEnded(self.session)]
+            before.append(_observation(row, self.session, self.session, ended, self.at, where))
+            facts.append(RootSeen(session, source="clear"))
+        self.session = session
+        if row.get("isSidechain") is True and _str(row, "agentId") is None:
+            # 2.0.x inline subagent rows: not the root's doing, and the child has no id.
+            facts.extend(self.meaning.inline_child(row, session))
+            if not facts:
+                return [*before, None]
+        else:
+            facts.extend(self.meaning.facts(row, session))
+        facts = facts or [Acted(session)]
+        self.meaning.note(facts)
+        return [*before, _observation(row, session, session, facts, self.at, where)]
+
+
+# -- agent files ----------------------------------------------------------------------------------
+
+
+class _AgentRow(NamedTuple):
+    key: datetime
+    number: int
+    row: dict[str, Any]
+    first: bool
+    last: bool
+
+
+@dataclass
+class _AgentFile:
+    """One subagent's transcript: it starts at its first row and stops at its last."""
+
+    path: Path
+    agent: str
+    session: str | None
+    start: datetime | None
+    meta: Mapping[str, Any]
+    #: Lines read so far (all of them once the rows are exhausted).
+    lines: int = field(default=0, init=False)
+    _rows: Iterator[_AgentRow] | None = field(default=None, init=False, repr=False)
+
+    def next_row(self) -> _AgentRow | None:
+        if self._rows is None:
+            self._rows = self._read()
+        return next(self._rows, None)
+
+    def _read(self) -> Iterator[_AgentRow]:
+        """Rows in order, repeats dropped, each knowing whether it is the first or last.
+
+        ``key`` never goes back in time, so the merge can rely on each file being ordered.
+        """
+        seen: set[str] = set()
+        key = self.start or _EARLIEST
+        held: tuple[datetime, int, dict[str, Any]] | None = None
+        first = True
+        for number, row in _lines(self.path):
+            self.lines = number
+            if row is None:
+                continue
+            uuid = _str(row, "uuid")
+            if uuid is not None:
+                if uuid in seen:
+                    continue
+                seen.add(uuid)
+            key = max(key, parse_time(row.get("timestamp")) or key)
+            if held is not None:
+                yield _AgentRow(*held, first=first, last=False)
+                first = False
+            held = (key, number, row)
+        if held is not None:
+            yield _AgentRow(*held, first=first, last=True)
+
+    def observe(self, item: _AgentRow, meaning: _Meaning) -> Observation | None:
+        """The row's observation; ``None`` for a row of a running agent that says nothing
+        more than that it is still running."""
+        row = item.row
+        agent = _str(row, "agentId") or self.agent
+        session = _str(row, "sessionId") or self.session
+        facts = meaning.facts(row, agent)
+        if item.first:
+            facts.insert(0, self._start(agent, session))
+        elif facts or agent in meaning.stopped:
+            # Acting first places an unknown spawner, or resumes a stopped agent.
+            facts.insert(0, Acted(agent))
+        if item.last:
+            facts.append(Stopped(conversation=agent))
+        if not facts:
+            return None
+        meaning.note(facts)
+        at = parse_time(row.get("timestamp")) or item.key
+        return _observation(row, agent, session, facts, at, (self.path, item.number))
+
+    def _start(self, agent: str, session: str | None) -> Fact:
+        """The child's start, placed by its ``.meta.json`` sidecar when that says enough."""
+        tool_use = _str(self.meta, "toolUseId")
+        parent_agent = _str(self.meta, "parentAgentId")
+        depth = self.meta.get("spawnDepth")
+        depth = depth if isinstance(depth, int) and not isinstance(depth, bool) else None
+        agent_type = _str(self.meta, "agentType")
+        description = _str(self.meta, "description")
+        # parentAgentId is written only at depth >= 2, so depth 1 alone names the root; a
+        # toolUseId alone lets the engine find the parent from the spawn it names.
+        parent = parent_agent or (session if depth == 1 else None)
+        if parent is None:
+            return ChildStarted(
+                child=agent, spawn_key=tool_use, agent_type=agent_type, description=description
+            )
+        return ChildIdentified(
+            parent=parent,
+            child=agent,
+            resolution="transcript",
+            spawn_key=tool_use,
+            depth=depth,
+            agent_type=agent_type,
+            description=description,
+        )
+
+
+def _agent_file(
+    path: Path, agent: str, session: str | None, *, same_session: bool
+) -> _AgentFile | None:
+    """The agent file at ``path``, or ``None`` when it is not delegation (Claude Code's own
+    helpers, 2.0.x ``Warmup`` sidechains) or, with ``same_session``, is another session's."""
+    if is_internal_agent(agent):
+        return None
+    head = _head(path)
+    if head.row is not None:
+        if is_internal_agent(_str(head.row, "agentId") or agent):
+            return None
+        if _texts(_dict(head.row, "message").get("content")) == ["Warmup"]:
+            return None
+    if same_session and (head.session is None or head.session != session):
+        return None
+    return _AgentFile(path, agent, head.session or session, head.time, _meta(path))
+
+
+def _meta(agent_path: Path) -> Mapping[str, Any]:
+    """The ``agent-<id>.meta.json`` sidecar beside an agent file; empty when absent."""
+    path = agent_path.with_name(agent_path.name[: -len(".jsonl")] + ".meta.json")
+    try:
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_LINE_BYTES + 1)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=str(path)) from None
+    if len(raw) > MAX_LINE_BYTES:
+        raise InputError("sidecar is larger than 32 MiB; refused unread", path=str(path))
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"sidecar is not JSON ({exc})", path=str(path)) from None
+    if not isinstance(value, dict):
+        raise InputError("sidecar is not a JSON object", path=str(path))
+    return value
+
+
+def _session_agents(path: Path, session: str | None) -> list[_AgentFile]:
+    """The session's agent files: under ``<session>/subagents/``, and beside the session
+    file in the older flat layout (there, only those whose rows name this session)."""
+    nested = sorted((path.with_suffix("") / "subagents").glob("agent-*.jsonl"))
+    flat = sorted(path.parent.glob("agent-*.jsonl")) if session is not None else []
+    found: dict[str, _AgentFile] = {}
+    for candidate, same_session in [(p, False) for p in nested] + [(p, True) for p in flat]:
+        match = _AGENT_FILE.fullmatch(candidate.name)
+        if match is None or match.group(1) in found:
+            continue
+        agent = _agent_file(candidate, match.group(1), session, same_session=same_session)
+        if agent is not None:
+            found[match.group(1)] = agent
+    return sorted(found.values(), key=lambda a: (a.start or _EARLIEST, a.path.name))
+
+
+class _Merge:
+    """Agent-file rows in time order, each file opened when the merge reaches it."""
+
+    def __init__(self, agents: list[_AgentFile], meaning: _Meaning) -> None:
+        self._meaning = meaning
+        self._order = itertools.count()
+        self._heap: list[tuple[datetime, int, int, _AgentFile, _AgentRow | None]] = [
+            (agent.start or _EARLIEST, index, next(self._order), agent, None)
+            for index, agent in enumerate(agents)
+        ]
+        heapq.heapify(self._heap)
+
+    def before(self, limit: datetime | None) -> Iterator[Observation]:
+        """Observations of rows earlier than ``limit`` (all of them when ``None``)."""
+        while self._heap and (limit is None or self._heap[0][0] < limit):
+            _, index, _, agent, item = heapq.heappop(self._heap)
+            observation = agent.observe(item, self._meaning) if item is not None else None
+            if observation is not None:
+                yield observation
+            following = agent.next_row()
+            if following is not None:
+                entry = (following.key, index, next(self._order), agent, following)
+                heapq.heappush(self._heap, entry)
+
+
+# -- putting it together --------------------------------------------------------------------------
+
+
+def _session_rows(path: Path) -> Iterator[TranscriptRow]:
+    head = _head(path)
+    meaning = _Meaning()
+    main = _MainFile(path, meaning, head.time)
+    merge = _Merge(_session_agents(path, head.session), meaning)
+    last = 0
+    for number, row in _lines(path):
+        time = parse_time(row.get("timestamp")) if row is not None else None
+        if time is not None and last:
+            for merged in merge.before(time):
+                yield TranscriptRow(last, merged)
+        for observation in main.observe(number, row):
+            yield TranscriptRow(number, observation)
+        last = number
+    if last:
+        for merged in merge.before(None):
+            yield TranscriptRow(last, merged)
+
+
+def _lone_agent_rows(path: Path, agent: str) -> Iterator[TranscriptRow]:
+    """An agent file read on its own: its rows numbered in it, its session unread."""
+    found = _agent_file(path, agent, None, same_session=False)
+    if found is None:
+        for number, _ in _lines(path):
+            yield TranscriptRow(number, None)
+        return
+    meaning = _Meaning()
+    done = 0
+    while (item := found.next_row()) is not None:
+        for number in range(done + 1, item.number):
+            yield TranscriptRow(number, None)
+        yield TranscriptRow(item.number, found.observe(item, meaning))
+        done = item.number
+    for number in range(done + 1, found.lines + 1):
+        yield TranscriptRow(number, None)
+
+
+__all__ = ["TranscriptRow", "read_transcript"]

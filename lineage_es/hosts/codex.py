@@ -1,0 +1,295 @@
+"""Codex CLI hook payloads and MCP ``_meta`` as host-neutral observations.
+
+Since 0.147 every hook payload names the tree's root thread (``session_id``); one fired inside
+a child thread adds that child's ``agent_id``. A spawn is a ``spawn_agent`` call keyed by its
+``tool_use_id``; ``SubagentStart`` names the child but not its parent, so the engine places it
+under the open spawn. An MCP tool call's ``_meta`` states the caller's thread, root and parent
+outright.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from lineage_es.errors import PayloadError
+from lineage_es.facts import (
+    Acted,
+    ChildIdentified,
+    ChildStarted,
+    Claim,
+    Fact,
+    Host,
+    Observation,
+    RootSeen,
+    SpawnRequested,
+    Stopped,
+)
+from lineage_es.hosts.base import check_depth, optional_str, payload_key, require_str
+
+HOST: Host = "codex"
+
+#: Namespaces Codex puts in front of its multi-agent tools (v1, and v2's default); a hook
+#: payload joins namespace and name with no separator (``collaborationspawn_agent``).
+AGENT_TOOL_NAMESPACES = ("collaboration", "multi_agent_v1")
+
+#: Tool names only Codex uses; Claude's are PascalCase or ``mcp__…``.
+CODEX_TOOLS = frozenset(
+    {
+        "spawn_agent",
+        "send_input",
+        "wait_agent",
+        "close_agent",
+        "resume_agent",
+        "apply_patch",
+        "exec_command",
+        "write_stdin",
+        "shell",
+        "shell_command",
+        "update_plan",
+        "view_image",
+    }
+)
+
+_PASCAL_CASE = re.compile(r"[A-Z][A-Za-z]*")
+
+
+def tool_base_name(name: str) -> str:
+    """``name`` without a multi-agent namespace prefix (``collaborationspawn_agent`` →
+    ``spawn_agent``); MCP tools keep their full name."""
+    if name.startswith("mcp__"):
+        return name
+    for namespace in AGENT_TOOL_NAMESPACES:
+        if name.startswith(namespace) and len(name) > len(namespace):
+            return name[len(namespace) :].lstrip("./:_")
+    return name
+
+
+def is_uuid7(value: str) -> bool:
+    """Whether ``value`` is a UUIDv7, the form of every Codex thread id."""
+    try:
+        return uuid.UUID(value).version == 7
+    except ValueError:
+        return False
+
+
+def uuid7_millis(value: str) -> int | None:
+    """The creation time (Unix milliseconds) a UUIDv7 carries; ``None`` for any other string."""
+    if not is_uuid7(value):
+        return None
+    return uuid.UUID(value).int >> 80
+
+
+def is_codex_path(path: str) -> bool:
+    """Whether ``path`` is a Codex rollout: ``rollout-*.jsonl`` or anything under ``.codex``."""
+    normal = path.replace("\\", "/")
+    name = normal.rsplit("/", 1)[-1]
+    return "/.codex/" in normal or (name.startswith("rollout-") and ".jsonl" in name)
+
+
+def spawned_agent_id(output: Any) -> str | None:
+    """The child thread a v1 ``spawn_agent`` result names (``{"agent_id": …}``): an object, the
+    JSON text Codex stores, or that text wrapped as ``{"content": …}`` or as content items;
+    ``None`` when the result names none (v2, failures)."""
+    if isinstance(output, str):
+        try:
+            output = orjson.loads(output)
+        except orjson.JSONDecodeError:
+            return None
+    if isinstance(output, Mapping):
+        agent = output.get("agent_id")
+        if isinstance(agent, str) and agent:
+            return agent
+        content = output.get("content")
+        return spawned_agent_id(content) if isinstance(content, (str, list)) else None
+    if isinstance(output, list):
+        for item in output:
+            text = item.get("text") if isinstance(item, Mapping) else None
+            found = spawned_agent_id(text) if isinstance(text, str) else None
+            if found is not None:
+                return found
+    return None
+
+
+class CodexAdapter:
+    """Turns Codex CLI hook payloads and MCP ``_meta`` into observations and claims."""
+
+    host: Host = HOST
+
+    def recognises(self, payload: Mapping[str, Any]) -> bool:
+        """Whether ``payload`` is a Codex hook payload.
+
+        Codex borrowed Claude's envelope (``session_id``, PascalCase ``hook_event_name``), so
+        this needs a field only Codex sends: a ``turn_id`` (every event but ``SessionStart``);
+        a rollout transcript; a Codex tool name or ``call_…`` tool use id; or a UUIDv7 thread
+        id, where Claude's session ids are random (v4) UUIDs. Cursor's events are camelCase and
+        carry ``conversation_id``.
+        """
+        if not isinstance(payload, Mapping):
+            return False
+        session = payload.get("session_id")
+        event = payload.get("hook_event_name")
+        if not isinstance(session, str) or not isinstance(event, str):
+            return False
+        if not _PASCAL_CASE.fullmatch(event) or "conversation_id" in payload:
+            return False
+        if "turn_id" in payload:
+            return True
+        for field in ("transcript_path", "agent_transcript_path"):
+            path = payload.get(field)
+            if isinstance(path, str) and is_codex_path(path):
+                return True
+        tool = payload.get("tool_name")
+        if isinstance(tool, str) and tool_base_name(tool) in CODEX_TOOLS:
+            return True
+        tool_use = payload.get("tool_use_id")
+        if isinstance(tool_use, str) and tool_use.startswith("call_"):
+            return True
+        agent = payload.get("agent_id")
+        return is_uuid7(session) or (isinstance(agent, str) and is_uuid7(agent))
+
+    def observe(self, payload: Mapping[str, Any], *, at: datetime | None = None) -> Observation:
+        """What one hook payload means; :class:`PayloadError` when it cannot be understood."""
+        if not isinstance(payload, Mapping):
+            raise PayloadError("payload must be a JSON object", host=HOST)
+        check_depth(payload)
+        session = require_str(payload, "session_id", HOST)
+        event = require_str(payload, "hook_event_name", HOST)
+        agent = optional_str(payload, "agent_id", HOST)
+        optional_str(payload, "cwd", HOST)  # validated: a mistyped field is refused
+        facts: tuple[Fact, ...]
+        if event == "SubagentStart":
+            child = require_str(payload, "agent_id", HOST)
+            facts = (
+                ChildStarted(child=child, agent_type=optional_str(payload, "agent_type", HOST)),
+            )
+        elif event == "SubagentStop":
+            # Fires at the end of every child turn; the child's next act resumes it. No Acted:
+            # a stop for a child never seen must not create it.
+            facts = (Stopped(conversation=require_str(payload, "agent_id", HOST)),)
+        else:
+            facts = _event_facts(payload, event, session, agent)
+        return Observation(
+            host=HOST,
+            requester=agent or session,
+            key=payload_key(payload),
+            facts=facts,
+            root=session,
+            workspace=(),  # roots are scoped by workspace for Cursor only
+            at=at,
+        )
+
+    def claim(self, meta: Mapping[str, Any]) -> Claim | None:
+        """What an MCP ``tools/call`` ``_meta`` states about its calling thread.
+
+        ``x-codex-turn-metadata`` (an object, or the JSON text Codex also sends as a header)
+        names the thread, its root and parent; a bare ``threadId`` names the thread alone.
+        ``None`` when neither names a thread; :class:`PayloadError` for mistyped fields.
+        """
+        if not isinstance(meta, Mapping):
+            raise PayloadError("_meta must be a JSON object", host=HOST)
+        check_depth(meta)
+        turn = _turn_metadata(meta)
+        stated = optional_str(turn, "thread_id", HOST)
+        bare = optional_str(meta, "threadId", HOST)
+        if stated is not None and bare is not None and stated != bare:
+            raise PayloadError(
+                f"_meta names two threads: threadId {bare!r} and thread_id {stated!r}", host=HOST
+            )
+        thread = stated or bare
+        if thread is None:
+            return None
+        parent = optional_str(turn, "parent_thread_id", HOST)
+        depth = turn.get("depth")
+        if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool)):
+            raise PayloadError("field 'depth' must be an integer", host=HOST)
+        if depth is None:
+            depth = 1 if parent is not None else 0
+        return Claim(
+            host=HOST,
+            conversation=thread,
+            root=optional_str(turn, "session_id", HOST) or thread,
+            parent=parent,
+            depth=depth,
+        )
+
+
+def _turn_metadata(meta: Mapping[str, Any]) -> Mapping[str, Any]:
+    value = meta.get("x-codex-turn-metadata")
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            raise PayloadError("x-codex-turn-metadata is not JSON", host=HOST) from None
+    if not isinstance(value, Mapping):
+        raise PayloadError("x-codex-turn-metadata must be a JSON object", host=HOST)
+    return value
+
+
+def _event_facts(
+    payload: Mapping[str, Any], event: str, session: str, agent: str | None
+) -> tuple[Fact, ...]:
+    """Facts of an event fired by the root thread or, with ``agent``, inside that child."""
+    requester = agent or session
+    # Acting first places an unknown child before anything hangs from it.
+    facts: list[Fact] = [Acted(agent)] if agent is not None else []
+    if event == "SessionStart":
+        facts.append(RootSeen(session, source=optional_str(payload, "source", HOST) or ""))
+    elif event == "UserPromptSubmit" and agent is None:
+        facts.append(RootSeen(session, source="prompt"))
+    elif event in ("PreToolUse", "PostToolUse") and _is_spawn(payload):
+        facts.extend(_spawn_facts(payload, event, requester))
+    return tuple(facts) if facts else (Acted(requester),)
+
+
+def _is_spawn(payload: Mapping[str, Any]) -> bool:
+    tool = optional_str(payload, "tool_name", HOST)
+    return tool is not None and tool_base_name(tool) == "spawn_agent"
+
+
+def _spawn_facts(payload: Mapping[str, Any], event: str, requester: str) -> list[Fact]:
+    """A ``spawn_agent`` call: requested before it runs; a v1 result names the child."""
+    spawn_key = require_str(payload, "tool_use_id", HOST)
+    tool_input = _object(payload, "tool_input")
+    agent_type = _nested_str(tool_input, "agent_type", "tool_input")
+    description = _nested_str(tool_input, "task_name", "tool_input")
+    if event == "PreToolUse":
+        return [SpawnRequested(requester, spawn_key, agent_type, description)]
+    child = spawned_agent_id(payload.get("tool_response"))
+    if child is None:
+        return []
+    return [
+        ChildIdentified(
+            parent=requester,
+            child=child,
+            resolution="confirmed",
+            spawn_key=spawn_key,
+            agent_type=agent_type,
+            description=description,
+        )
+    ]
+
+
+def _object(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = payload.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PayloadError(f"field {key!r} must be an object", host=HOST)
+    return value
+
+
+def _nested_str(mapping: Mapping[str, Any], key: str, parent: str) -> str | None:
+    value = mapping.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise PayloadError(f"field '{parent}.{key}' must be a string", host=HOST)
+    return value

@@ -1,0 +1,172 @@
+"""Cursor hook payloads as host-neutral observations.
+
+Cursor names only the sender's ``conversation_id``: never its root, never its parent. A subagent
+is a fresh conversation whose events carry no marker, so the engine binds it by order to the
+one pending ``subagentStart`` in the same workspace. Only root-only events may start a root
+(quirk 7): any other event from an unknown conversation is a child not bound yet.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from lineage_es.errors import PayloadError
+from lineage_es.facts import (
+    Acted,
+    ChildIdentified,
+    ChildStarted,
+    Claim,
+    Fact,
+    Host,
+    Observation,
+    Resumed,
+    RootSeen,
+    SessionEnded,
+    SpawnRequested,
+    Stopped,
+)
+from lineage_es.hosts.base import check_depth, optional_str, payload_key, require_str
+
+HOST: Host = "cursor"
+
+#: Events only a root conversation fires; ``sessionEnd`` ends it.
+ROOT_EVENTS = frozenset({"sessionStart", "beforeSubmitPrompt", "stop", "preCompact"})
+
+#: The conversation id an empty window sends before any chat exists: not a lasting root.
+PLACEHOLDER_CONVERSATION = "empty-state-draft"
+
+SPAWN_TOOL = "Task"
+
+_CAMEL_CASE = re.compile(r"[a-z][A-Za-z]*")
+
+
+def unwrap_fixture(obj: Any) -> dict[str, Any]:
+    """The Cursor payload a fusengine/harness fixture wraps under ``stdin``."""
+    if not isinstance(obj, dict):
+        raise PayloadError("fixture must be a JSON object", host=HOST)
+    payload = obj.get("stdin")
+    if not isinstance(payload, dict):
+        raise PayloadError("fixture has no 'stdin' object holding the payload", host=HOST)
+    return payload
+
+
+class CursorAdapter:
+    """Turns Cursor hook payloads into observations."""
+
+    host: Host = HOST
+
+    def recognises(self, payload: Mapping[str, Any]) -> bool:
+        """Whether ``payload`` is a Cursor hook payload: a ``conversation_id`` with a camelCase
+        ``hook_event_name``, or a ``cursor_version``."""
+        if not isinstance(payload, Mapping):
+            return False
+        if isinstance(payload.get("cursor_version"), str):
+            return True
+        event = payload.get("hook_event_name")
+        return (
+            isinstance(payload.get("conversation_id"), str)
+            and isinstance(event, str)
+            and _CAMEL_CASE.fullmatch(event) is not None
+        )
+
+    def observe(self, payload: Mapping[str, Any], *, at: datetime | None = None) -> Observation:
+        """What one hook payload means; :class:`PayloadError` when it cannot be understood."""
+        if not isinstance(payload, Mapping):
+            raise PayloadError("payload must be a JSON object", host=HOST)
+        check_depth(payload)
+        conversation = require_str(payload, "conversation_id", HOST)
+        event = require_str(payload, "hook_event_name", HOST)
+        workspace = _workspace(payload)
+        key = payload_key(payload)
+        if conversation == PLACEHOLDER_CONVERSATION:
+            return Observation(host=HOST, requester=None, key=key, workspace=workspace, at=at)
+        return Observation(
+            host=HOST,
+            requester=conversation,
+            key=key,
+            facts=_facts(payload, event, conversation),
+            workspace=workspace,
+            at=at,
+        )
+
+    def claim(self, meta: Mapping[str, Any]) -> Claim | None:
+        """Cursor puts no lineage in an MCP tool call's ``_meta``."""
+        return None
+
+
+def _facts(payload: Mapping[str, Any], event: str, conversation: str) -> tuple[Fact, ...]:
+    if event in ROOT_EVENTS:
+        return (RootSeen(conversation, source=event),)
+    if event == "sessionEnd":
+        return (SessionEnded(conversation),)
+    if event == "subagentStart":
+        spawn_key = _subagent_id(payload)
+        return (
+            ChildStarted(
+                spawn_key=spawn_key,
+                # It arrives on the parent's conversation, which older builds may not name.
+                parent=optional_str(payload, "parent_conversation_id", HOST) or conversation,
+                agent_type=optional_str(payload, "subagent_type", HOST),
+                subagent_id=spawn_key,
+            ),
+        )
+    if event == "subagentStop":
+        return (Stopped(spawn_key=_subagent_id(payload)),)
+    if event == "preToolUse" and optional_str(payload, "tool_name", HOST) == SPAWN_TOOL:
+        return (Acted(conversation), *_task_facts(payload, conversation))
+    return (Acted(conversation),)
+
+
+def _task_facts(payload: Mapping[str, Any], conversation: str) -> tuple[Fact, ...]:
+    """A ``Task`` call: a resume of the child it names (which also names the caller as that
+    child's parent, the only payload that does), or a spawn keyed by its tool use id."""
+    tool_input = payload.get("tool_input")
+    if tool_input is None:
+        tool_input = {}
+    if not isinstance(tool_input, Mapping):
+        raise PayloadError("field 'tool_input' must be an object", host=HOST)
+    resume = _nested_str(tool_input, "resume")
+    if resume is not None:
+        return (ChildIdentified(conversation, resume, "native"), Resumed(resume))
+    spawn_key = optional_str(payload, "tool_use_id", HOST)
+    if spawn_key is None:
+        return ()
+    return (
+        SpawnRequested(
+            parent=conversation,
+            spawn_key=spawn_key,
+            agent_type=_nested_str(tool_input, "subagent_type"),
+            description=_nested_str(tool_input, "description"),
+        ),
+    )
+
+
+def _subagent_id(payload: Mapping[str, Any]) -> str:
+    """The subagent's id (= the ``Task`` tool call id), opaque: never split or trimmed."""
+    found = optional_str(payload, "subagent_id", HOST) or optional_str(
+        payload, "tool_call_id", HOST
+    )
+    if found is None:
+        raise PayloadError("missing required field 'subagent_id'", host=HOST)
+    return found
+
+
+def _workspace(payload: Mapping[str, Any]) -> tuple[str, ...]:
+    roots = payload.get("workspace_roots")
+    if roots is None:
+        return ()
+    if not isinstance(roots, list) or not all(isinstance(root, str) for root in roots):
+        raise PayloadError("field 'workspace_roots' must be a list of strings", host=HOST)
+    return tuple(roots)
+
+
+def _nested_str(mapping: Mapping[str, Any], key: str) -> str | None:
+    value = mapping.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise PayloadError(f"field 'tool_input.{key}' must be a string", host=HOST)
+    return value

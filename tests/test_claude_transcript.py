@@ -1,0 +1,739 @@
+"""Claude Code session transcripts read as observations, row by row."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from lineage_es.errors import InputError
+from lineage_es.facts import (
+    Acted,
+    ChildIdentified,
+    ChildStarted,
+    Fact,
+    Observation,
+    Resumed,
+    RootSeen,
+    SessionEnded,
+    SpawnRequested,
+    Stopped,
+)
+from lineage_es.hosts import claude_transcript
+from lineage_es.hosts.base import payload_key
+from lineage_es.hosts.claude_transcript import read_transcript
+from lineage_es.hosts.transcript import TranscriptRow
+
+SESSION = "5f1c2e4a-0000-4000-8000-000000000001"
+OTHER = "fd023a54-0000-4000-8000-000000000002"
+AGENT = "a1000000000000001"
+CHILD = "a2000000000000002"
+
+
+def ts(second: int) -> str:
+    return f"2026-09-03T08:00:{second:02d}.000Z"
+
+
+def at(second: int) -> datetime:
+    return datetime(2026, 9, 3, 8, 0, second, tzinfo=UTC)
+
+
+def row(kind: str, second: int | None, uuid: str | None, **fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"type": kind, "sessionId": SESSION, "cwd": "/w"}
+    if second is not None:
+        base["timestamp"] = ts(second)
+    if uuid is not None:
+        base["uuid"] = uuid
+    return base | fields
+
+
+def prompt(second: int, uuid: str, text: str = "hi") -> dict[str, Any]:
+    return row("user", second, uuid, message={"role": "user", "content": text})
+
+
+def tool_use(tool_id: str, name: str = "Agent", **tool_input: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+
+
+def assistant(second: int, uuid: str, *blocks: dict[str, Any]) -> dict[str, Any]:
+    return row("assistant", second, uuid, message={"role": "assistant", "content": list(blocks)})
+
+
+def result(second: int, uuid: str, tool_id: str, outcome: Any) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": tool_id, "content": "done"}
+    return row(
+        "user", second, uuid, message={"role": "user", "content": [block]}, toolUseResult=outcome
+    )
+
+
+def notification(second: int, task: str, status: str) -> dict[str, Any]:
+    text = f"<task-notification>\n<task-id>{task}</task-id>\n<status>{status}</status>\n"
+    return row(
+        "queue-operation", second, None, operation="enqueue", content=text + "</task-notification>"
+    )
+
+
+def write(path: Path, rows: Iterable[dict[str, Any] | str], *, final_newline: bool = True) -> Path:
+    lines = [r if isinstance(r, str) else orjson.dumps(r).decode() for r in rows]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + ("\n" if final_newline else ""))
+    return path
+
+
+def session_file(tmp_path: Path, rows: Iterable[dict[str, Any] | str], **kw: Any) -> Path:
+    return write(tmp_path / f"{SESSION}.jsonl", rows, **kw)
+
+
+def agent_rows(agent: str, *seconds: int) -> list[dict[str, Any]]:
+    return [
+        row("user" if i == 0 else "assistant", s, f"{agent}-{i}", agentId=agent, isSidechain=True)
+        | {"message": {"role": "user", "content": "task"}}
+        for i, s in enumerate(seconds)
+    ]
+
+
+def read(path: Path) -> list[TranscriptRow]:
+    return list(read_transcript(path))
+
+
+def observations(path: Path) -> list[Observation]:
+    return [r.observation for r in read(path) if r.observation is not None]
+
+
+def facts(path: Path) -> list[Fact]:
+    return [f for o in observations(path) for f in o.facts]
+
+
+def facts_of(path: Path, kind: type[Any]) -> list[Any]:
+    return [f for f in facts(path) if isinstance(f, kind)]
+
+
+# -- rows and the envelope --------------------------------------------------------------------
+
+
+def test_first_row_sees_the_root(tmp_path: Path) -> None:
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(2, "u2")])
+    first = read(path)[0].observation
+    assert first is not None
+    assert first.facts == (RootSeen(SESSION, source="transcript"),)
+
+
+def test_later_rows_are_the_root_acting(tmp_path: Path) -> None:
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(2, "u2")])
+    assert observations(path)[1].facts == (Acted(SESSION),)
+
+
+def test_row_carries_session_time_and_key_and_no_workspace(tmp_path: Path) -> None:
+    first = prompt(1, "u1")
+    observation = observations(session_file(tmp_path, [first]))[0]
+    assert (observation.host, observation.requester, observation.root) == (
+        "claude",
+        SESSION,
+        SESSION,
+    )
+    assert (observation.at, observation.workspace) == (at(1), ())
+    assert observation.key == payload_key(first)
+
+
+def test_one_transcript_row_per_line_numbered_from_one(tmp_path: Path) -> None:
+    snapshot = {"type": "file-history-snapshot", "messageId": "m"}
+    path = session_file(tmp_path, [snapshot, prompt(1, "u1"), "", prompt(2, "u2")])
+    assert [r.row for r in read(path)] == [1, 2, 3, 4]
+
+
+def test_blank_line_and_row_without_session_mean_nothing(tmp_path: Path) -> None:
+    snapshot = {"type": "file-history-snapshot", "messageId": "m"}
+    path = session_file(tmp_path, [prompt(1, "u1"), snapshot, "", prompt(2, "u2")])
+    assert [r.observation is None for r in read(path)] == [False, True, True, False]
+
+
+def test_row_without_time_takes_the_time_before_it(tmp_path: Path) -> None:
+    title = row("ai-title", None, None, aiTitle="t")
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(4, "u2"), title])
+    assert observations(path)[2].at == at(4)
+
+
+def test_leading_rows_without_time_take_the_first_time_in_the_file(tmp_path: Path) -> None:
+    mode = row("permission-mode", None, None, permissionMode="auto")
+    path = session_file(tmp_path, [mode, prompt(3, "u1")])
+    first = observations(path)[0]
+    assert (first.at, first.facts) == (at(3), (RootSeen(SESSION, source="transcript"),))
+
+
+def test_repeated_uuid_means_nothing(tmp_path: Path) -> None:
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(2, "u2"), prompt(1, "u1")])
+    assert read(path)[2].observation is None
+
+
+# -- spawns and results -----------------------------------------------------------------------
+
+
+def test_parallel_spawns_in_one_row_each_request(tmp_path: Path) -> None:
+    message = assistant(
+        2,
+        "a1",
+        tool_use("toolu_A", subagent_type="Explore", description="one", prompt="p1"),
+        tool_use("toolu_B", subagent_type="Plan", description="two", prompt="p2"),
+    )
+    path = session_file(tmp_path, [prompt(1, "u1"), message])
+    assert observations(path)[1].facts == (
+        SpawnRequested(SESSION, "toolu_A", "Explore", "one"),
+        SpawnRequested(SESSION, "toolu_B", "Plan", "two"),
+    )
+
+
+def test_task_tool_spawns_too(tmp_path: Path) -> None:
+    message = assistant(2, "a1", tool_use("toolu_A", name="Task", prompt="p"))
+    path = session_file(tmp_path, [prompt(1, "u1"), message])
+    assert facts_of(path, SpawnRequested) == [SpawnRequested(SESSION, "toolu_A")]
+
+
+def test_other_tool_use_is_acting(tmp_path: Path) -> None:
+    message = assistant(2, "a1", tool_use("toolu_A", name="Bash", command="ls"))
+    path = session_file(tmp_path, [prompt(1, "u1"), message])
+    assert observations(path)[1].facts == (Acted(SESSION),)
+
+
+def test_result_naming_the_agent_identifies_and_stops_the_child(tmp_path: Path) -> None:
+    outcome = {"status": "completed", "agentId": CHILD, "agentType": "Explore"}
+    path = session_file(
+        tmp_path,
+        [
+            prompt(1, "u1"),
+            assistant(2, "a1", tool_use("toolu_A", description="scan", prompt="p")),
+            result(3, "r1", "toolu_A", outcome),
+        ],
+    )
+    assert observations(path)[2].facts == (
+        ChildIdentified(
+            parent=SESSION,
+            child=CHILD,
+            resolution="transcript",
+            spawn_key="toolu_A",
+            agent_type="Explore",
+            description="scan",
+        ),
+        Stopped(conversation=CHILD),
+    )
+
+
+def test_background_launch_identifies_without_stopping(tmp_path: Path) -> None:
+    outcome = {"status": "async_launched", "isAsync": True, "agentId": CHILD}
+    path = session_file(
+        tmp_path,
+        [
+            prompt(1, "u1"),
+            assistant(2, "a1", tool_use("toolu_A", prompt="p")),
+            result(3, "r1", "toolu_A", outcome),
+        ],
+    )
+    assert [type(f) for f in observations(path)[2].facts] == [ChildIdentified]
+
+
+def test_result_of_another_tool_identifies_no_child(tmp_path: Path) -> None:
+    path = session_file(
+        tmp_path,
+        [
+            prompt(1, "u1"),
+            assistant(2, "a1", tool_use("toolu_A", name="SendMessage", to=CHILD)),
+            result(3, "r1", "toolu_A", {"agentId": CHILD, "status": "completed"}),
+        ],
+    )
+    assert facts_of(path, ChildIdentified) == []
+
+
+def test_result_of_an_unseen_call_naming_an_agent_identifies_it(tmp_path: Path) -> None:
+    path = session_file(tmp_path, [prompt(1, "u1"), result(3, "r1", "toolu_A", {"agentId": CHILD})])
+    assert [f.child for f in facts_of(path, ChildIdentified)] == [CHILD]
+
+
+def test_resume_call_resumes_and_its_result_confirms_nothing(tmp_path: Path) -> None:
+    path = session_file(
+        tmp_path,
+        [
+            prompt(1, "u1"),
+            assistant(2, "a1", tool_use("toolu_A", resume=CHILD, prompt="more")),
+            result(3, "r1", "toolu_A", {"status": "completed", "agentId": CHILD}),
+        ],
+    )
+    assert observations(path)[1].facts == (Resumed(CHILD),)
+    assert observations(path)[2].facts == (Stopped(conversation=CHILD),)
+
+
+@pytest.mark.parametrize("status", ["completed", "killed"])
+def test_task_notification_with_a_final_status_stops_the_task(tmp_path: Path, status: str) -> None:
+    path = session_file(tmp_path, [prompt(1, "u1"), notification(9, CHILD, status)])
+    assert observations(path)[1].facts == (Stopped(conversation=CHILD),)
+
+
+def test_task_notification_still_running_stops_nothing(tmp_path: Path) -> None:
+    path = session_file(tmp_path, [prompt(1, "u1"), notification(9, CHILD, "running")])
+    assert facts_of(path, Stopped) == []
+
+
+def test_delivered_notification_in_a_user_row_stops_the_task(tmp_path: Path) -> None:
+    text = notification(9, CHILD, "killed")["content"]
+    delivered = prompt(9, "u2", text) | {"origin": {"kind": "task-notification"}}
+    path = session_file(tmp_path, [prompt(1, "u1"), delivered])
+    assert facts_of(path, Stopped) == [Stopped(conversation=CHILD)]
+
+
+def test_attached_notification_stops_the_task(tmp_path: Path) -> None:
+    text = notification(9, CHILD, "completed")["content"]
+    attached = row("attachment", 9, "t1", attachment={"type": "queued_command", "prompt": text})
+    path = session_file(tmp_path, [prompt(1, "u1"), attached])
+    assert facts_of(path, Stopped) == [Stopped(conversation=CHILD)]
+
+
+def test_prompt_quoting_a_notification_stops_nothing(tmp_path: Path) -> None:
+    text = "why did this say " + notification(9, CHILD, "killed")["content"]
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(2, "u2", text)])
+    assert facts_of(path, Stopped) == []
+
+
+def test_progress_rows_identify_the_child_once(tmp_path: Path) -> None:
+    def progress(second: int, uuid: str) -> dict[str, Any]:
+        data = {"type": "agent_progress", "agentId": CHILD}
+        return row("progress", second, uuid, data=data, parentToolUseID="toolu_A")
+
+    spawn = assistant(2, "a1", tool_use("toolu_A", subagent_type="Plan", prompt="p"))
+    path = session_file(tmp_path, [prompt(1, "u1"), spawn, progress(3, "p1"), progress(4, "p2")])
+    assert facts_of(path, ChildIdentified) == [
+        ChildIdentified(
+            parent=SESSION,
+            child=CHILD,
+            resolution="transcript",
+            spawn_key="toolu_A",
+            agent_type="Plan",
+        )
+    ]
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+
+def test_new_session_in_the_file_ends_the_previous_one(tmp_path: Path) -> None:
+    snapshot = {"type": "file-history-snapshot", "messageId": "m"}
+    cleared = prompt(5, "v1") | {"sessionId": OTHER}
+    path = session_file(tmp_path, [prompt(1, "u1"), snapshot, cleared])
+    rows = read(path)
+    assert rows[1].observation is None
+    ended, started = rows[2].observation, rows[3].observation
+    assert ended is not None and started is not None
+    assert (rows[2].row, rows[3].row) == (3, 3)
+    assert (ended.requester, ended.root, ended.facts) == (
+        SESSION,
+        SESSION,
+        (SessionEnded(SESSION),),
+    )
+    assert (started.requester, started.root) == (OTHER, OTHER)
+    assert started.facts == (RootSeen(OTHER, source="clear"),)
+
+
+# -- 2.0.x inline sidechains ------------------------------------------------------------------
+
+
+def inline(second: int, uuid: str, text: str, parent: str | None) -> dict[str, Any]:
+    return prompt(second, uuid, text) | {"isSidechain": True, "parentUuid": parent}
+
+
+def test_inline_sidechain_with_the_spawn_prompt_starts_a_pending_child(tmp_path: Path) -> None:
+    spawn = assistant(2, "a1", tool_use("toolu_A", name="Task", subagent_type="gp", prompt="p"))
+    path = session_file(tmp_path, [prompt(1, "u1"), spawn, inline(3, "s1", "p", None)])
+    assert observations(path)[2].facts == (
+        ChildStarted(spawn_key="toolu_A", parent=SESSION, agent_type="gp"),
+    )
+
+
+def test_inline_sidechain_rows_are_nobodys_requests(tmp_path: Path) -> None:
+    spawn = assistant(2, "a1", tool_use("toolu_A", name="Task", prompt="p"))
+    rows = [prompt(1, "u1"), spawn, inline(3, "s1", "p", None), inline(4, "s2", "ok", "s1")]
+    assert read(session_file(tmp_path, rows))[3].observation is None
+
+
+def test_inline_sidechain_matching_no_spawn_means_nothing(tmp_path: Path) -> None:
+    spawn = assistant(2, "a1", tool_use("toolu_A", name="Task", prompt="p"))
+    path = session_file(tmp_path, [prompt(1, "u1"), spawn, inline(3, "s1", "Warmup", None)])
+    assert read(path)[2].observation is None
+
+
+def test_inline_sidechain_matching_two_spawns_is_not_guessed(tmp_path: Path) -> None:
+    spawn = assistant(
+        2,
+        "a1",
+        tool_use("toolu_A", name="Task", prompt="p"),
+        tool_use("toolu_B", name="Task", prompt="p"),
+    )
+    path = session_file(tmp_path, [prompt(1, "u1"), spawn, inline(3, "s1", "p", None)])
+    assert facts_of(path, ChildStarted) == []
+
+
+def test_result_without_agent_id_stops_the_pending_spawn(tmp_path: Path) -> None:
+    spawn = assistant(2, "a1", tool_use("toolu_A", name="Task", prompt="p"))
+    done = result(5, "r1", "toolu_A", {"status": "completed", "prompt": "p"})
+    path = session_file(tmp_path, [prompt(1, "u1"), spawn, inline(3, "s1", "p", None), done])
+    assert observations(path)[-1].facts == (Stopped(spawn_key="toolu_A"),)
+
+
+# -- agent files ------------------------------------------------------------------------------
+
+
+def subagents(tmp_path: Path) -> Path:
+    return tmp_path / SESSION / "subagents"
+
+
+def spawn_session(tmp_path: Path) -> Path:
+    return session_file(
+        tmp_path,
+        [
+            prompt(1, "u1"),
+            assistant(2, "a1", tool_use("toolu_A", prompt="task")),
+            prompt(6, "u2"),
+            result(9, "r1", "toolu_A", {"status": "completed", "agentId": CHILD}),
+        ],
+    )
+
+
+def test_agent_rows_follow_the_main_row_they_happened_after(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 2, 4, 7))
+    path = spawn_session(tmp_path)
+    assert [(r.row, r.observation.requester) for r in read(path) if r.observation] == [
+        (1, SESSION),
+        (2, SESSION),
+        (2, CHILD),  # same second as the spawn row: after it
+        (3, SESSION),
+        (3, CHILD),
+        (4, SESSION),
+    ]
+
+
+def test_agent_file_starts_and_stops_its_agent(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3, 4, 5))
+    child = [o for o in observations(spawn_session(tmp_path)) if o.requester == CHILD]
+    assert [o.facts for o in child] == [
+        (ChildStarted(child=CHILD),),
+        (Stopped(conversation=CHILD),),
+    ]
+    assert {o.root for o in child} == {SESSION}
+    assert [o.at for o in child] == [at(3), at(5)]
+
+
+def test_running_agent_row_that_says_nothing_more_is_left_out(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3, 4, 5))
+    child_rows = [o for o in observations(spawn_session(tmp_path)) if o.requester == CHILD]
+    assert at(4) not in {o.at for o in child_rows}
+
+
+def test_agent_writing_after_its_stop_acts_again(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3, 10, 11))
+    child = [o for o in observations(spawn_session(tmp_path)) if o.requester == CHILD]
+    assert [o.facts for o in child] == [
+        (ChildStarted(child=CHILD),),
+        (Acted(CHILD),),  # after the result at 9 said it completed
+        (Stopped(conversation=CHILD),),
+    ]
+
+
+def test_agent_rows_before_the_first_main_row_follow_it(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 0))
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(2, "u2")])
+    assert [(r.row, r.observation.requester) for r in read(path) if r.observation] == [
+        (1, SESSION),
+        (1, CHILD),
+        (2, SESSION),
+    ]
+
+
+def test_agent_rows_after_the_last_main_row_follow_it(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 30))
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(2, "u2")])
+    last = read(path)[-1]
+    assert last.row == 2
+    assert last.observation is not None
+    assert last.observation.requester == CHILD
+
+
+def test_spawn_inside_an_agent_file_has_the_agent_as_parent(tmp_path: Path) -> None:
+    rows = agent_rows(AGENT, 3)
+    rows.append(assistant(4, "n1", tool_use("toolu_N", prompt="deeper")) | {"agentId": AGENT})
+    write(subagents(tmp_path) / f"agent-{AGENT}.jsonl", rows)
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(6, "u2")])
+    assert facts_of(path, SpawnRequested) == [SpawnRequested(AGENT, "toolu_N")]
+
+
+def test_agent_row_that_spawns_acts_first(tmp_path: Path) -> None:
+    first, last = agent_rows(AGENT, 3, 5)
+    spawn = assistant(4, "n1", tool_use("toolu_N", prompt="deeper")) | {"agentId": AGENT}
+    write(subagents(tmp_path) / f"agent-{AGENT}.jsonl", [first, spawn, last])
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(6, "u2")])
+    spawning = next(o for o in observations(path) if o.at == at(4))
+    assert spawning.facts == (Acted(AGENT), SpawnRequested(AGENT, "toolu_N"))
+
+
+def test_repeated_agent_rows_are_dropped(tmp_path: Path) -> None:
+    rows = agent_rows(CHILD, 3, 4)
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", [*rows, rows[1]])
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(6, "u2")])
+    assert len([o for o in observations(path) if o.requester == CHILD]) == 2
+
+
+def test_meta_sidecar_at_depth_one_identifies_the_child_under_the_root(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
+    meta = {"agentType": "Plan", "description": "d", "toolUseId": "toolu_A", "spawnDepth": 1}
+    (subagents(tmp_path) / f"agent-{CHILD}.meta.json").write_text(orjson.dumps(meta).decode())
+    first = next(o for o in observations(spawn_session(tmp_path)) if o.requester == CHILD)
+    assert first.facts[0] == ChildIdentified(
+        parent=SESSION,
+        child=CHILD,
+        resolution="transcript",
+        spawn_key="toolu_A",
+        depth=1,
+        agent_type="Plan",
+        description="d",
+    )
+
+
+def test_meta_sidecar_names_a_deeper_parent(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
+    meta = {"toolUseId": "toolu_B", "parentAgentId": AGENT, "spawnDepth": 2}
+    (subagents(tmp_path) / f"agent-{CHILD}.meta.json").write_text(orjson.dumps(meta).decode())
+    started = facts_of(spawn_session(tmp_path), ChildIdentified)[0]
+    assert (started.parent, started.spawn_key, started.depth) == (AGENT, "toolu_B", 2)
+
+
+def test_meta_sidecar_with_only_the_spawn_key_leaves_the_parent_to_it(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
+    meta = {"toolUseId": "toolu_A"}
+    (subagents(tmp_path) / f"agent-{CHILD}.meta.json").write_text(orjson.dumps(meta).decode())
+    assert facts_of(spawn_session(tmp_path), ChildStarted) == [
+        ChildStarted(child=CHILD, spawn_key="toolu_A")
+    ]
+
+
+def test_broken_meta_sidecar_is_refused_by_path(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
+    (subagents(tmp_path) / f"agent-{CHILD}.meta.json").write_text("[1, 2]")
+    with pytest.raises(InputError, match=r"\.meta\.json"):
+        read(spawn_session(tmp_path))
+
+
+def test_flat_layout_agent_file_of_this_session_is_read(tmp_path: Path) -> None:
+    write(tmp_path / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
+    assert facts_of(spawn_session(tmp_path), ChildStarted) == [ChildStarted(child=CHILD)]
+
+
+def test_flat_layout_agent_file_of_another_session_is_not(tmp_path: Path) -> None:
+    rows = [r | {"sessionId": OTHER} for r in agent_rows(CHILD, 3)]
+    write(tmp_path / f"agent-{CHILD}.jsonl", rows)
+    assert CHILD not in {o.requester for o in observations(spawn_session(tmp_path))}
+
+
+@pytest.mark.parametrize("agent", ["acompact-e1f845", "aprompt_suggestion-1", "aside_question-2"])
+def test_internal_agent_files_are_not_children(tmp_path: Path, agent: str) -> None:
+    write(subagents(tmp_path) / f"agent-{agent}.jsonl", agent_rows(agent, 3, 4))
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(6, "u2")])
+    assert {o.requester for o in observations(path)} == {SESSION}
+
+
+def test_warmup_sidechain_files_are_not_children(tmp_path: Path) -> None:
+    rows = agent_rows(AGENT, 0, 1)
+    rows[0]["message"] = {"role": "user", "content": "Warmup"}
+    write(tmp_path / f"agent-{AGENT}.jsonl", rows)
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(6, "u2")])
+    assert {o.requester for o in observations(path)} == {SESSION}
+
+
+def test_workflow_agent_files_are_not_read(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / "workflows" / "wf_1" / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(6, "u2")])
+    assert {o.requester for o in observations(path)} == {SESSION}
+
+
+def test_lone_agent_file_is_numbered_by_its_own_rows(tmp_path: Path) -> None:
+    path = write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", [*agent_rows(CHILD, 3, 4), ""])
+    rows = read(path)
+    assert [r.row for r in rows] == [1, 2, 3]
+    assert rows[0].observation is not None
+    assert rows[0].observation.facts == (ChildStarted(child=CHILD),)
+    assert rows[2].observation is None
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+
+def test_line_that_is_not_json_is_refused_with_its_line(tmp_path: Path) -> None:
+    path = session_file(tmp_path, [prompt(1, "u1"), "{not json", prompt(2, "u2")])
+    with pytest.raises(InputError) as raised:
+        read(path)
+    assert (raised.value.path, raised.value.line) == (str(path), 2)
+
+
+def test_line_that_is_not_an_object_is_refused_with_its_line(tmp_path: Path) -> None:
+    path = session_file(tmp_path, [prompt(1, "u1"), "[1, 2]"])
+    with pytest.raises(InputError, match="not a JSON object") as raised:
+        read(path)
+    assert raised.value.line == 2
+
+
+def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
+    path = session_file(tmp_path, [prompt(1, "u1"), '{"type": "user", "sess'], final_newline=False)
+    assert [r.row for r in read(path)] == [1]
+
+
+def test_complete_last_line_without_newline_is_read(tmp_path: Path) -> None:
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(2, "u2")], final_newline=False)
+    assert read(path)[1].observation is not None
+
+
+def test_overlong_line_is_refused_before_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claude_transcript, "MAX_LINE_BYTES", 64)
+    path = session_file(tmp_path, [prompt(1, "u1", "x" * 100)])
+    with pytest.raises(InputError, match="longer than") as raised:
+        read(path)
+    assert raised.value.line == 1
+
+
+def test_bad_line_in_an_agent_file_names_that_file(tmp_path: Path) -> None:
+    agent_file = write(
+        subagents(tmp_path) / f"agent-{CHILD}.jsonl", [*agent_rows(CHILD, 3), "oops", "{}"]
+    )
+    with pytest.raises(InputError) as raised:
+        read(spawn_session(tmp_path))
+    assert (raised.value.path, raised.value.line) == (str(agent_file), 2)
+
+
+def test_missing_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read"):
+        read(tmp_path / f"{SESSION}.jsonl")
+
+
+# -- the recorded corpus ----------------------------------------------------------------------
+
+
+def main_files(corpus: Path) -> list[Path]:
+    return sorted(
+        p for p in (corpus / "claude").glob("*/*.jsonl") if not p.name.startswith("agent-")
+    )
+
+
+def case(corpus: Path, prefix: str) -> Path:
+    (path,) = [p for p in main_files(corpus) if p.parent.name.startswith(prefix)]
+    return path
+
+
+def test_every_claude_main_transcript_reads(corpus: Path) -> None:
+    files = main_files(corpus)
+    assert len(files) >= 14
+    for path in files:
+        rows = read(path)
+        with path.open("rb") as stream:
+            lines = sum(1 for _ in stream)
+        assert {r.row for r in rows} == set(range(1, lines + 1)), path.name
+        assert any(r.observation is not None for r in rows), path.name
+
+
+def test_parallel_case_spawns_and_identifies_its_three_agent_files(corpus: Path) -> None:
+    path = case(corpus, "irrlicht_subagent-spawn-parallel")
+    agents = {p.stem.removeprefix("agent-") for p in path.with_suffix("").glob("subagents/*")}
+    spawns = facts_of(path, SpawnRequested)
+    identified = facts_of(path, ChildIdentified)
+    assert len(agents) == 3
+    assert len(spawns) == 3 and len(identified) == 3
+    assert {f.child for f in identified} == agents
+    assert {f.spawn_key for f in identified} == {f.spawn_key for f in spawns}
+
+
+def test_parallel_case_agents_start_after_their_spawn_rows(corpus: Path) -> None:
+    path = case(corpus, "irrlicht_subagent-spawn-parallel")
+    starts = [(r.row, f.child) for r in read(path) if r.observation for f in r.observation.facts
+              if isinstance(f, ChildStarted)]  # fmt: skip
+    assert starts == [(8, "a31559a022d9a2cb6"), (9, "a5435e8f32c1127d1"), (10, "a8662875f7da1388c")]
+
+
+def test_resume_case_dedupes_its_repeated_lines(corpus: Path) -> None:
+    path = case(corpus, "irrlicht_1-4")
+    rows = read(path)
+    repeated = [r for r in rows if 22 <= r.row <= 42]
+    with path.open("rb") as stream:
+        has_uuid = [b'"uuid"' in line for line in stream]
+    assert all(r.observation is None for r in repeated if has_uuid[r.row - 1])
+    assert len(facts_of(path, RootSeen)) == 1
+
+
+def test_clear_case_ends_the_first_session_and_starts_the_second(corpus: Path) -> None:
+    path = case(corpus, "irrlicht_1-5")
+    first, second = "4d09aaba-81a9-4463-9e1e-e0c8c5be8e8c", "fd023a54-8d3f-441b-bb58-6319f2fc51f0"
+    rows = read(path)
+    assert rows[9].observation is None  # line 10 belongs to the second session
+    at_line_11 = [r.observation.facts for r in rows if r.row == 11 and r.observation]
+    assert at_line_11 == [(SessionEnded(first),), (RootSeen(second, source="clear"),)]
+    assert [o.root for o in observations(path)][-1] == second
+
+
+def test_inline_sidechain_case_runs_a_pending_child_to_its_end(corpus: Path) -> None:
+    path = case(corpus, "agentlogs_inline-sidechain")
+    key = "toolu_01BuNFczVnbvyf3hBd7oYaqy"
+    assert facts_of(path, ChildStarted) == [
+        ChildStarted(spawn_key=key, parent=path.stem, agent_type="general-purpose")
+    ]
+    assert facts_of(path, Stopped) == [Stopped(spawn_key=key)]
+
+
+def test_warmup_case_has_no_children(corpus: Path) -> None:
+    path = case(corpus, "agtrace_warmup")
+    assert {o.requester for o in observations(path)} == {path.stem}
+
+
+def test_acompact_case_identifies_the_explorer_and_not_the_compactor(corpus: Path) -> None:
+    path = case(corpus, "spotter_explore-and-acompact")
+    requesters = {o.requester for o in observations(path)}
+    assert requesters == {path.stem, "a2898e3"}
+    assert {f.child for f in facts_of(path, ChildIdentified)} == {"a2898e3"}
+
+
+def test_progress_case_identifies_the_child_before_its_result(corpus: Path) -> None:
+    path = case(corpus, "spotter_task-agent-progress")
+    found = [(r.row, f.child) for r in read(path) if r.observation for f in r.observation.facts
+             if isinstance(f, ChildIdentified)]  # fmt: skip
+    assert found == [(37, "afb92ff"), (56, "afb92ff")]
+
+
+def test_background_case_stops_all_three_agents(corpus: Path) -> None:
+    path = case(corpus, "irrlicht_3-2")
+    identified = {f.child for f in facts_of(path, ChildIdentified)}
+    assert len(identified) == 3
+    assert {f.conversation for f in facts_of(path, Stopped)} == identified
+
+
+def test_background_shell_case_creates_no_child(corpus: Path) -> None:
+    path = case(corpus, "irrlicht_3-3")
+    assert facts_of(path, ChildIdentified) == facts_of(path, ChildStarted) == []
+
+
+def test_orphaned_spawn_case_names_no_child(corpus: Path) -> None:
+    path = case(corpus, "irrlicht_3-4")
+    assert len(facts_of(path, SpawnRequested)) == 1
+    assert facts_of(path, ChildIdentified) == facts_of(path, ChildStarted) == []
+
+
+def test_lone_agent_file_with_meta_is_identified_under_its_root(corpus: Path) -> None:
+    (path,) = (corpus / "claude").glob("phoenix_*/*/subagents/agent-*.jsonl")
+    first = observations(path)[0]
+    assert first.facts == (
+        ChildIdentified(
+            parent="00000000-0000-4000-8000-000000000001",
+            child="a1b2c3d4e5f60718a",
+            resolution="transcript",
+            spawn_key="toolu_00000000000000000000001",
+            depth=1,
+            agent_type="probe-plugin:probe-grep",
+            description="Run probe-grep subagent",
+        ),
+    )
+    assert observations(path)[-1].facts[-1] == Stopped(conversation="a1b2c3d4e5f60718a")
