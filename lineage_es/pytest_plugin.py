@@ -36,10 +36,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Collect the replay folders even when ``testpaths`` leaves them out; explicit command-line
     paths still choose exactly what runs."""
+    folders = _folders(config)
+    for folder in folders:
+        if not folder.is_dir():
+            message = f"{INI_OPTION}: {folder} is not a folder; no replay there will run"
+            config.issue_config_time_warning(pytest.PytestConfigWarning(message), stacklevel=2)
     if config.args_source == pytest.Config.ArgsSource.ARGS:
         return
     chosen = [Path(arg).resolve() for arg in config.args]
-    for folder in _folders(config):
+    for folder in folders:
         if folder.is_dir() and not any(folder.is_relative_to(arg) for arg in chosen):
             config.args.append(str(folder))
 

@@ -1,0 +1,335 @@
+"""Replay a recorded stream through a fresh engine and check what it answers, row by row.
+
+The library behind ``lineage-replay`` and the pytest plugin: :func:`run_replay` ingests a
+recording (hook payloads, the project's recording form, a Claude transcript or a Codex rollout)
+and compares every answer with an expected file; :func:`update_expected` writes that file from
+what the engine observes. Bad input is an :class:`~lineage_es.errors.InputError` naming the
+file, the line and the reason.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from lineage_es.errors import InputError, LineageError, PayloadError
+from lineage_es.facts import Observation
+from lineage_es.model import AgentLineage, LineageTree
+from lineage_es.replay.expected import (
+    Expected,
+    Mismatch,
+    compare_lineage,
+    compare_view,
+    dump_expected,
+    load_expected,
+    parse_yaml,
+    updated_document,
+    validate,
+)
+from lineage_es.replay.inputs import (
+    FORM_HOST,
+    Form,
+    McpRow,
+    ObservationRow,
+    PayloadRow,
+    Row,
+    detect_form,
+    read_rows,
+)
+
+RowKind = Literal["hook", "mcp", "transcript"]
+
+
+class Engine(Protocol):
+    """What the replay needs of an engine (``lineage_es.open_engine``)."""
+
+    def observe(
+        self, host: str, payload: Mapping[str, Any], /, *, at: datetime | None = None
+    ) -> AgentLineage | None: ...
+
+    def observe_observation(
+        self, obs: Observation, /, *, at: datetime | None = None
+    ) -> AgentLineage | None: ...
+
+    def resolve(self, host: str, meta: Mapping[str, Any], /) -> AgentLineage | None: ...
+
+    def tree_for(self, conversation: str, host: str | None = None, /) -> LineageTree | None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RowAnswer:
+    """What the engine answered for one row: the requester's lineage, or ``None`` when the row
+    has no requester (the adapter ignores it)."""
+
+    row: int
+    kind: RowKind
+    host: str | None
+    lineage: AgentLineage | None
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """One step of the expected file (or ``final``) and every expectation that failed in it."""
+
+    label: str
+    line: int | None
+    rows: tuple[int, ...]
+    mismatches: tuple[Mismatch, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """A finished replay: every row's answer and, with an expected file, every step's result."""
+
+    transcript: Path
+    form: Form
+    answers: tuple[RowAnswer, ...]
+    expected: Path | None = None
+    steps: tuple[StepResult, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """Whether every expectation held (vacuously true without an expected file)."""
+        return all(step.ok for step in self.steps)
+
+    @property
+    def failed(self) -> tuple[StepResult, ...]:
+        return tuple(step for step in self.steps if not step.ok)
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateResult:
+    """What ``--update`` wrote."""
+
+    expected: Path
+    steps: int
+    rows: int
+
+
+@dataclass
+class _Observed:
+    """Everything a replay saw: each row's own answer, and the views asked for."""
+
+    form: Form
+    answers: dict[int, RowAnswer] = field(default_factory=dict)
+    views: dict[int, dict[str, LineageTree | None]] = field(default_factory=dict)
+    final_views: dict[str, LineageTree | None] | None = None
+    last_row: int = 0
+
+    def lineages(self) -> dict[int, AgentLineage | None]:
+        return {row: answer.lineage for row, answer in self.answers.items()}
+
+
+def run_replay(
+    transcript: str | Path,
+    *,
+    expected: str | Path | Expected | None = None,
+    host: str | None = None,
+    store: str = "memory://",
+) -> ReplayResult:
+    """Replay ``transcript`` into the engine at ``store`` and check it against ``expected``.
+
+    Without an expected file it only records each row's answer (to explore a recording).
+    Raises :class:`InputError` for an unusable recording or expected file; a recording is
+    replayed up to its first unusable row and no further.
+    """
+    path = Path(transcript)
+    spec = (
+        expected if isinstance(expected, Expected) or expected is None else load_expected(expected)
+    )
+    chosen = _choose_host(host, spec)
+    observed = _replay(path, chosen, store, spec)
+    if spec is None:
+        return ReplayResult(path, observed.form, tuple(observed.answers.values()))
+    return ReplayResult(
+        path,
+        observed.form,
+        tuple(observed.answers.values()),
+        expected=spec.path,
+        steps=_check(spec, observed),
+    )
+
+
+def update_expected(
+    transcript: str | Path,
+    expected: str | Path,
+    *,
+    host: str | None = None,
+    store: str = "memory://",
+    environ: Mapping[str, str] = os.environ,
+) -> UpdateResult:
+    """Write ``expected`` from what the engine observes replaying ``transcript``.
+
+    Refused when ``CI`` is set: a CI never rewrites its own expectations. An existing expected
+    file must be valid (its hand-written views are kept), so a broken one is never clobbered.
+    """
+    target = Path(expected)
+    if "CI" in environ:
+        raise InputError(
+            "--update refuses to run when the environment variable CI is set: a CI never "
+            "rewrites its own expectations (run it locally, review the diff, commit the file)",
+            path=str(target),
+        )
+    path = Path(transcript)
+    existing = load_expected(target) if target.exists() else None
+    chosen = _choose_host(host, existing)
+    observed = _replay(path, chosen, store, existing)
+    written_host = None if observed.form in FORM_HOST else chosen
+    document = updated_document(
+        observed.lineages(),
+        observed.views,
+        observed.final_views,
+        host=written_host,
+        existing=existing,
+    )
+    text = dump_expected(document, path.name)
+    data, lines = parse_yaml(text, target)
+    validate(data, lines, target)
+    if data != document:
+        raise AssertionError("the expected file written would not read back the same")
+    scratch = target.with_name(f".{target.name}.tmp")
+    scratch.write_text(text, encoding="utf-8")
+    os.replace(scratch, target)
+    return UpdateResult(target, len(document["steps"]), len(observed.answers))
+
+
+def _choose_host(given: str | None, spec: Expected | None) -> str | None:
+    """``--host``, else the expected file's ``host:``; the two must agree when both are given."""
+    if spec is None or spec.host is None:
+        return given
+    if given is not None and given != spec.host:
+        raise InputError(
+            f"--host {given} disagrees with the expected file's host: {spec.host}",
+            path=str(spec.path),
+            line=spec.lines.get(("host",)),
+        )
+    return spec.host
+
+
+def _replay(path: Path, host: str | None, store: str, spec: Expected | None) -> _Observed:
+    """Ingest every row, keeping each row's answer and the views ``spec`` asks for."""
+    from lineage_es import open_engine
+
+    form = detect_form(path)
+    view_host = host or FORM_HOST.get(form)
+    probes: dict[int, set[str]] = {}
+    for step in spec.steps if spec is not None else ():
+        for row in step.rows:
+            probes.setdefault(row, set()).update(step.views)
+    pending = sorted(probes)
+    observed = _Observed(form=form)
+    engine: Engine = open_engine(store)
+    try:
+        for item in _guarded(read_rows(path, host=host), observed):
+            while pending and pending[0] < item.row:
+                row = pending.pop(0)
+                observed.views[row] = _views(engine, probes[row], view_host)
+            answer = _ingest(engine, item, path, len(observed.answers))
+            # A row's requester is its own: observations a transcript reader merges in from
+            # subagent files share the row's number but never replace its first answer.
+            earlier = observed.answers.get(item.row)
+            if earlier is None or (earlier.lineage is None and answer.lineage is not None):
+                observed.answers[item.row] = answer
+            observed.last_row = max(observed.last_row, item.row)
+        for row in pending:
+            if row <= observed.last_row:
+                observed.views[row] = _views(engine, probes[row], view_host)
+        if spec is not None and spec.final_views is not None:
+            observed.final_views = _views(engine, set(spec.final_views), view_host)
+    finally:
+        engine.close()
+    return observed
+
+
+def _guarded(rows: Iterator[Row], observed: _Observed) -> Iterator[Row]:
+    """The rows, with any unusable one reported with how far the replay got."""
+    try:
+        yield from rows
+    except InputError as exc:
+        raise InputError(
+            f"{exc.reason} ({_ingested(len(observed.answers))})", path=exc.path, line=exc.line
+        ) from None
+
+
+def _ingested(count: int) -> str:
+    return f"{count} row{'s' if count != 1 else ''} ingested before it, nothing from this one"
+
+
+def _ingest(engine: Engine, item: Row, path: Path, count: int) -> RowAnswer:
+    try:
+        if isinstance(item, PayloadRow):
+            lineage = engine.observe(item.host, item.payload, at=item.at)
+            return RowAnswer(item.row, "hook", item.host, lineage)
+        if isinstance(item, McpRow):
+            return RowAnswer(item.row, "mcp", item.host, engine.resolve(item.host, item.meta))
+        assert isinstance(item, ObservationRow)
+        if item.observation is None:
+            return RowAnswer(item.row, "transcript", None, None)
+        lineage = engine.observe_observation(item.observation)
+        return RowAnswer(item.row, "transcript", item.observation.host, lineage)
+    except PayloadError as exc:
+        raise InputError(f"{exc} ({_ingested(count)})", path=str(path), line=item.row) from None
+
+
+def _views(
+    engine: Engine, conversations: set[str], host: str | None
+) -> dict[str, LineageTree | None]:
+    try:
+        return {c: engine.tree_for(c, host) for c in sorted(conversations)}
+    except LineageError as exc:
+        raise InputError(f"cannot answer a view: {exc}; name the host with `host:`") from None
+
+
+def _check(spec: Expected, observed: _Observed) -> tuple[StepResult, ...]:
+    results: list[StepResult] = []
+    for step in spec.steps:
+        mismatches: list[Mismatch] = []
+        for row in step.rows:
+            if row > observed.last_row:
+                raise InputError(
+                    f"{step.label} is past the end of the recording (its last row is "
+                    f"{observed.last_row})",
+                    path=str(spec.path),
+                    line=step.line,
+                )
+            answer = observed.answers.get(row)
+            lineage = answer.lineage if answer is not None else None
+            mismatches.extend(compare_lineage(spec, step, row, lineage))
+            for conversation, want in step.views.items():
+                tree = observed.views[row][conversation]
+                mismatches.extend(
+                    compare_view(spec, row, ("steps", step.index), conversation, want, tree)
+                )
+        results.append(StepResult(step.label, step.line, step.rows, tuple(mismatches)))
+    if spec.final_views is not None and observed.final_views is not None:
+        mismatches = []
+        for conversation, want in spec.final_views.items():
+            tree = observed.final_views[conversation]
+            mismatches.extend(compare_view(spec, None, ("final",), conversation, want, tree))
+        results.append(StepResult("final", spec.final_line, (), tuple(mismatches)))
+    return tuple(results)
+
+
+__all__ = [
+    "Engine",
+    "Expected",
+    "Mismatch",
+    "ReplayResult",
+    "RowAnswer",
+    "StepResult",
+    "UpdateResult",
+    "load_expected",
+    "read_rows",
+    "run_replay",
+    "update_expected",
+]

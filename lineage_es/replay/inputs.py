@@ -1,0 +1,259 @@
+"""Recorded streams: which of the four forms a file is, and its rows in order.
+
+A file is read as a stream (never whole), each line bounded before it is parsed, so a replay of a
+huge or hostile recording fails on the offending line instead of exhausting memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import orjson
+
+from lineage_es.errors import InputError, LineageError, UnknownHost
+from lineage_es.facts import HOSTS, Host, Observation
+from lineage_es.hosts import detect
+from lineage_es.hosts.base import parse_time
+
+#: A line longer than this is refused before it is parsed (the journal's own bound).
+MAX_LINE_BYTES = 32 * 1024 * 1024
+
+#: Row ``n`` of a capture without times happens at this instant plus ``n`` seconds.
+LOGICAL_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+Form = Literal["hooks", "recording", "claude-transcript", "codex-rollout"]
+
+#: The host each transcript form belongs to.
+FORM_HOST: dict[Form, Host] = {"claude-transcript": "claude", "codex-rollout": "codex"}
+
+_CODEX_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "history_base"}
+)
+_CLAUDE_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "attachment",
+        "permission-mode",
+        "mode",
+        "ai-title",
+        "custom-title",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadRow:
+    """A native hook payload, as the host wrote it on the hook's stdin."""
+
+    row: int
+    host: Host
+    payload: Mapping[str, Any]
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class McpRow:
+    """An MCP tool call: its ``_meta`` is resolved and checked, and journals nothing."""
+
+    row: int
+    host: Host
+    tool: str
+    meta: Mapping[str, Any]
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationRow:
+    """What a transcript reader made of one row of a Claude transcript or a Codex rollout."""
+
+    row: int
+    observation: Observation | None
+
+
+Row = PayloadRow | McpRow | ObservationRow
+
+
+class _TranscriptRow(Protocol):
+    """The shape the transcript readers yield (``lineage_es.hosts.transcript.TranscriptRow``)."""
+
+    @property
+    def row(self) -> int: ...
+
+    @property
+    def observation(self) -> Observation | None: ...
+
+
+def logical_time(row: int) -> datetime:
+    """The replay's clock for a row that carries no time of its own: row order is time order."""
+    return LOGICAL_EPOCH + timedelta(seconds=row)
+
+
+def scan_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Each line of ``path`` with its 1-based number; :class:`InputError` for an overlong one."""
+    with path.open("rb") as stream:
+        number = 0
+        while True:
+            line = stream.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return
+            number += 1
+            if len(line) > MAX_LINE_BYTES:
+                raise _bad(
+                    path,
+                    number,
+                    f"line is longer than {_size(MAX_LINE_BYTES)}; refused unread",
+                )
+            yield number, line
+
+
+def parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
+    """One line as a JSON object, or :class:`InputError` naming the line and why not."""
+    try:
+        value = orjson.loads(line.strip())
+    except orjson.JSONDecodeError as exc:
+        raise _bad(path, number, f"line is not JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(value, dict):
+        kind = type(value).__name__ if value is not None else "null"
+        raise _bad(path, number, f"line holds a JSON {kind}, not an object")
+    return value
+
+
+def form_of(first: Mapping[str, Any]) -> Form:
+    """The form of a file, judged by its first row's shape."""
+    kind = first.get("type")
+    if "hook_event_name" in first:
+        return "hooks"
+    if "host" in first and ("payload" in first or "mcp" in first):
+        return "recording"
+    if kind in _CODEX_TYPES and isinstance(first.get("payload"), dict):
+        return "codex-rollout"
+    if isinstance(kind, str) and (kind in _CLAUDE_TYPES or "sessionId" in first or "uuid" in first):
+        return "claude-transcript"
+    return "hooks"
+
+
+def detect_form(path: Path) -> Form:
+    """The form of the recording at ``path``, from its first non-blank line."""
+    for number, line in scan_lines(path):
+        if line.strip():
+            return form_of(parse_line(path, number, line))
+    raise InputError("the recording is empty: no rows to replay", path=str(path))
+
+
+def read_rows(path: Path, *, host: str | None = None) -> Iterator[Row]:
+    """The rows of ``path`` in order, whatever its form.
+
+    ``host`` names the host of bare hook payloads (from ``--host`` or the expected file); without
+    it each payload's host is detected. Blank lines are skipped and keep their numbers.
+    """
+    if host is not None and host not in HOSTS:
+        raise InputError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
+    form = detect_form(path)
+    implied = FORM_HOST.get(form)
+    if implied is not None and host is not None and host != implied:
+        raise InputError(
+            f"the recording is a {form} (host {implied}), not host {host}", path=str(path)
+        )
+    if form == "hooks":
+        return _hook_rows(path, host)
+    if form == "recording":
+        return _recording_rows(path, host)
+    return _transcript_rows(path, form)
+
+
+def _hook_rows(path: Path, host: str | None) -> Iterator[Row]:
+    fixed = None if host is None else _as_host(host)
+    for number, line in scan_lines(path):
+        if not line.strip():
+            continue
+        payload = parse_line(path, number, line)
+        try:
+            row_host = detect(payload) if fixed is None else fixed
+        except UnknownHost as exc:
+            raise _bad(path, number, exc.reason) from None
+        yield PayloadRow(row=number, host=row_host, payload=payload, at=logical_time(number))
+
+
+def _recording_rows(path: Path, host: str | None) -> Iterator[Row]:
+    for number, line in scan_lines(path):
+        if not line.strip():
+            continue
+        record = parse_line(path, number, line)
+        row_host = record.get("host")
+        if row_host not in HOSTS:
+            raise _bad(path, number, f"'host' must be one of {', '.join(HOSTS)}, not {row_host!r}")
+        if host is not None and row_host != host:
+            raise _bad(path, number, f"row is from host {row_host}, but the host given is {host}")
+        at = parse_time(record.get("at"))
+        if at is None:
+            raise _bad(path, number, "'at' must be an ISO-8601 time (when the row was received)")
+        if ("payload" in record) == ("mcp" in record):
+            raise _bad(path, number, "a recorded row holds exactly one of 'payload' or 'mcp'")
+        if "payload" in record:
+            payload = record["payload"]
+            if not isinstance(payload, dict):
+                raise _bad(path, number, "'payload' must be a JSON object")
+            yield PayloadRow(row=number, host=_as_host(row_host), payload=payload, at=at)
+            continue
+        mcp = record["mcp"]
+        if not isinstance(mcp, dict) or not isinstance(mcp.get("_meta"), dict):
+            raise _bad(path, number, "'mcp' must be an object with a '_meta' object")
+        tool = mcp.get("tool")
+        if not isinstance(tool, str):
+            raise _bad(path, number, "'mcp.tool' must be the tool's name")
+        yield McpRow(row=number, host=_as_host(row_host), tool=tool, meta=mcp["_meta"], at=at)
+
+
+def _transcript_rows(path: Path, form: Form) -> Iterator[Row]:
+    # The readers parse the file themselves; bound its lines first so they never see a huge one.
+    for _ in scan_lines(path):
+        pass
+    rows: Iterator[_TranscriptRow]
+    try:
+        if form == "claude-transcript":
+            from lineage_es.hosts.claude_transcript import read_transcript
+
+            rows = iter(read_transcript(path))
+        else:
+            from lineage_es.hosts.codex_rollout import read_rollout
+
+            rows = iter(read_rollout(path))
+    except ImportError as exc:
+        raise InputError(
+            f"cannot read a {form}: its reader is missing ({exc})", path=str(path)
+        ) from None
+    try:
+        for item in rows:
+            yield ObservationRow(row=item.row, observation=item.observation)
+    except InputError as exc:
+        if exc.path is None:
+            raise InputError(exc.reason, path=str(path), line=exc.line) from None
+        raise
+    except LineageError as exc:
+        raise InputError(str(exc), path=str(path)) from None
+
+
+def _size(count: int) -> str:
+    mib = 1024 * 1024
+    return f"{count // mib} MiB" if count % mib == 0 else f"{count} bytes"
+
+
+def _bad(path: Path, line: int, reason: str) -> InputError:
+    return InputError(reason, path=str(path), line=line)
+
+
+def _as_host(name: object) -> Host:
+    for host in HOSTS:
+        if name == host:
+            return host
+    raise InputError(f"unknown host {name!r}; expected one of {', '.join(HOSTS)}")

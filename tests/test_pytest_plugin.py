@@ -1,0 +1,142 @@
+"""The pytest plugin: each ``*.expected.yaml`` under the ``lineage_replays`` folders is a test
+that fails with the same diff ``lineage-replay --assert`` prints."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import entry_points
+
+import pytest
+
+import lineage_es.engine
+import lineage_es.replay.report  # noqa: F401 (imported once here, not again in every inner run)
+
+pytest_plugins = ["pytester"]
+
+ROOT = "5f1c2e4a-0000-4000-8000-000000000001"
+CHILD = "a1000000000000001"
+SESSION = [
+    {"session_id": ROOT, "hook_event_name": "SessionStart", "source": "startup"},
+    {
+        "session_id": ROOT,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Agent",
+        "tool_use_id": "toolu_01A",
+        "tool_input": {"prompt": "p", "subagent_type": "Explore"},
+    },
+    {
+        "session_id": ROOT,
+        "hook_event_name": "SubagentStart",
+        "agent_id": CHILD,
+        "agent_type": "Explore",
+    },
+]
+HOLDS = f"""version: 1
+host: claude
+steps:
+  - row: 3
+    lineage: {{conversation: {CHILD}, parent: {ROOT}, depth: 1}}
+"""
+FAILS = HOLDS.replace("depth: 1", "depth: 2")
+
+
+def plugin_args() -> list[str]:
+    """Load the plugin explicitly unless the installed package already registers it."""
+    installed = any(ep.name == "lineage_replay" for ep in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "lineage_es.pytest_plugin"]
+
+
+def add_case(pytester: pytest.Pytester, folder: str, name: str, expected: str) -> None:
+    directory = pytester.path / folder
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SESSION))
+    (directory / f"{name}.expected.yaml").write_text(expected)
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    # Hypothesis's plugin re-imports itself in every inner run; it has nothing to do here.
+    return pytester.runpytest(*plugin_args(), "-p", "no:hypothesispytest", *args)
+
+
+def test_each_expected_file_under_the_folders_is_one_item(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nlineage_replays = replays\n")
+    add_case(pytester, "replays", "spawn", HOLDS)
+    add_case(pytester, "replays/nested", "again", HOLDS)
+    result = run(pytester, "--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        ["replays/nested/again.expected.yaml::again", "replays/spawn.expected.yaml::spawn"]
+    )
+
+
+def test_a_replay_whose_expectations_hold_passes(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nlineage_replays = replays\n")
+    add_case(pytester, "replays", "spawn", HOLDS)
+    run(pytester).assert_outcomes(passed=1)
+
+
+def test_a_failing_replay_shows_the_same_diff_as_the_cli(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nlineage_replays = replays\n")
+    add_case(pytester, "replays", "spawn", FAILS)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f'*row 3, requester "{CHILD}": lineage.depth (expected at *spawn.expected.yaml:5)',
+            "*expected: 2",
+            "*observed: 1",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*Traceback*")
+
+
+def test_an_expected_file_without_its_recording_fails(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nlineage_replays = replays\n")
+    (pytester.path / "replays").mkdir()
+    (pytester.path / "replays" / "lonely.expected.yaml").write_text(HOLDS)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no recording lonely.jsonl beside it*"])
+
+
+def test_an_unusable_expected_file_fails_naming_its_line(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nlineage_replays = replays\n")
+    add_case(pytester, "replays", "typo", HOLDS.replace("lineage:", "lineages:"))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*typo.expected.yaml:5: unknown key 'lineages'*"])
+
+
+def test_expected_files_outside_the_folders_are_not_collected(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nlineage_replays = replays\n")
+    add_case(pytester, "replays", "kept", HOLDS)
+    add_case(pytester, "elsewhere", "skipped", FAILS)
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+
+
+def test_without_the_option_no_replay_is_collected(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "replays", "spawn", FAILS)
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_a_missing_replay_folder_is_warned_about(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nlineage_replays = nowhere\n")
+    result = run(pytester)
+    result.stdout.fnmatch_lines(["*lineage_replays: *nowhere is not a folder*"])
+
+
+def test_replay_folders_outside_testpaths_are_still_collected(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntestpaths = tests\nlineage_replays = replays\n")
+    pytester.mkdir("tests")
+    (pytester.path / "tests" / "test_one.py").write_text("def test_one():\n    pass\n")
+    add_case(pytester, "replays", "spawn", HOLDS)
+    run(pytester).assert_outcomes(passed=2)
+
+
+def test_explicit_paths_choose_exactly_what_runs(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nlineage_replays = replays\n")
+    pytester.mkdir("tests")
+    (pytester.path / "tests" / "test_one.py").write_text("def test_one():\n    pass\n")
+    add_case(pytester, "replays", "spawn", FAILS)
+    run(pytester, "tests").assert_outcomes(passed=1)

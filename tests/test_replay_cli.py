@@ -1,0 +1,520 @@
+"""``lineage-replay`` end to end: hand-written Claude hook payloads through a real engine."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from lineage_es.replay import cli
+
+ROOT = "5f1c2e4a-0000-4000-8000-000000000001"
+CHILD = "a1000000000000001"
+SPAWN = {"prompt": "p", "subagent_type": "Explore"}
+
+#: A root spawns one Explore subagent, which works, is confirmed, stops; the session ends.
+SESSION: list[dict[str, Any]] = [
+    {"session_id": ROOT, "hook_event_name": "SessionStart", "source": "startup"},
+    {
+        "session_id": ROOT,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Agent",
+        "tool_use_id": "toolu_01A",
+        "tool_input": SPAWN,
+    },
+    {
+        "session_id": ROOT,
+        "hook_event_name": "SubagentStart",
+        "agent_id": CHILD,
+        "agent_type": "Explore",
+    },
+    {
+        "session_id": ROOT,
+        "hook_event_name": "PreToolUse",
+        "agent_id": CHILD,
+        "tool_name": "Read",
+        "tool_use_id": "toolu_02",
+        "tool_input": {"file_path": "/w/a.py"},
+    },
+    {
+        "session_id": ROOT,
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Agent",
+        "tool_use_id": "toolu_01A",
+        "tool_input": SPAWN,
+        "tool_response": {"status": "completed", "agentId": CHILD},
+    },
+    {
+        "session_id": ROOT,
+        "hook_event_name": "SubagentStop",
+        "agent_id": CHILD,
+        "agent_type": "Explore",
+    },
+    {"session_id": ROOT, "hook_event_name": "SessionEnd", "reason": "other"},
+]
+
+#: An expected file saying the root has no children after row 4 (it has one).
+NO_CHILDREN_AT_ROW_4 = f"""version: 1
+host: claude
+steps:
+  - row: 4
+    views:
+      {ROOT}: {{children: []}}
+"""
+
+#: Claude Code's compaction worker: not delegation, so the adapter ignores the row.
+COMPACT = {"session_id": ROOT, "hook_event_name": "PreCompact", "agent_id": "acompact-e1f845"}
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def write_yaml(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    return write_jsonl(tmp_path / "session.jsonl", SESSION)
+
+
+@pytest.fixture(autouse=True)
+def no_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests run under CI too; only the refusal test sets it."""
+    monkeypatch.delenv("CI", raising=False)
+
+
+def replay(*args: str | Path) -> Result:
+    return CliRunner().invoke(cli.main, [str(a) for a in args])
+
+
+def test_without_expectations_each_row_answer_is_printed(session: Path) -> None:
+    result = replay(session, "--host", "claude")
+    assert result.exit_code == 0, result.output
+    assert f'row 3 (hook) claude "{CHILD}": root "{ROOT}" parent "{ROOT}" depth 1' in result.stdout
+    assert "7 rows replayed" in result.stdout
+
+
+def test_held_expectations_exit_0(session: Path, tmp_path: Path) -> None:
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        f"""
+        version: 1
+        host: claude
+        steps:
+          - row: 3
+            lineage: {{conversation: {CHILD}, root: {ROOT}, parent: {ROOT}, depth: 1}}
+            tree: {{siblings: [{ROOT}], children: [], roots: []}}
+        """,
+    )
+    result = replay(session, "--assert", expected)
+    assert result.exit_code == 0, result.output
+    assert "ok: 1 of 1 step held" in result.stdout
+
+
+def test_a_failed_expectation_exits_1_with_row_perspective_and_diff(
+    session: Path, tmp_path: Path
+) -> None:
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        f"""
+        version: 1
+        host: claude
+        steps:
+          - row: 3
+            lineage: {{depth: 2}}
+            tree: {{siblings: [{ROOT}, {CHILD}]}}
+        """,
+    )
+    result = replay(session, "--assert", expected)
+    assert result.exit_code == 1
+    assert f'row 3, requester "{CHILD}": lineage.depth (expected at {expected}:5)' in result.stdout
+    assert "expected: 2\n    observed: 1" in result.stdout
+    assert f'-"{CHILD}"' in result.stdout
+    assert "FAILED: 0 of 1 step held" in result.stdout
+
+
+def test_a_step_with_several_rows_checks_each_of_them(session: Path, tmp_path: Path) -> None:
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        f"""
+        version: 1
+        host: claude
+        steps:
+          - rows: [3, 4, 5]
+            lineage: {{conversation: {CHILD}}}
+        """,
+    )
+    result = replay(session, "--assert", expected)
+    assert result.exit_code == 1
+    assert "FAIL rows 3, 4, 5" in result.stdout
+    assert f'row 5, requester "{ROOT}": lineage.conversation' in result.stdout
+    assert "row 3," not in result.stdout
+
+
+def test_a_row_the_adapter_ignores_has_lineage_and_tree_null(tmp_path: Path) -> None:
+    transcript = write_jsonl(tmp_path / "s.jsonl", [SESSION[0], COMPACT])
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        "version: 1\nhost: claude\nsteps:\n  - row: 2\n    lineage: null\n    tree: null\n",
+    )
+    result = replay(transcript, "--assert", expected)
+    assert result.exit_code == 0, result.output
+
+
+def test_lineage_null_fails_on_a_row_with_a_requester(session: Path, tmp_path: Path) -> None:
+    expected = write_yaml(
+        tmp_path / "e.yaml", "version: 1\nhost: claude\nsteps:\n  - row: 1\n    lineage: null\n"
+    )
+    result = replay(session, "--assert", expected)
+    assert result.exit_code == 1
+    assert "expected: null" in result.stdout
+
+
+def test_peer_items_may_be_ids_or_mappings_of_peer_fields(session: Path, tmp_path: Path) -> None:
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        f"""
+        version: 1
+        host: claude
+        steps:
+          - row: 4
+            views:
+              {ROOT}:
+                children:
+                  - {{conversation: {CHILD}, depth: 1, resolution: inferred}}
+              {CHILD}:
+                siblings: [{ROOT}]
+        """,
+    )
+    result = replay(session, "--assert", expected)
+    assert result.exit_code == 0, result.output
+
+
+def test_started_at_follows_the_logical_clock_of_bare_payloads(
+    session: Path, tmp_path: Path
+) -> None:
+    clock = "2000-01-01T00:00:"  # row n happens n seconds after the logical epoch
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        f"""
+        version: 1
+        host: claude
+        steps:
+          - row: 4
+            views:
+              {ROOT}:
+                children: [{{conversation: {CHILD}, started_at: "{clock}03.000000+00:00"}}]
+              {CHILD}:
+                siblings: [{{conversation: {ROOT}, started_at: "{clock}01.000000+00:00"}}]
+        """,
+    )
+    result = replay(session, "--assert", expected)
+    assert result.exit_code == 0, result.output
+
+
+def test_recorded_rows_are_placed_at_their_receipt_time(tmp_path: Path) -> None:
+    records = [
+        {"host": "claude", "at": f"2026-03-01T10:00:0{n}Z", "payload": payload}
+        for n, payload in enumerate(SESSION[:3], start=1)
+    ]
+    transcript = write_jsonl(tmp_path / "rec.jsonl", records)
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        f"""
+        version: 1
+        steps:
+          - row: 3
+            tree:
+              siblings: [{{conversation: {ROOT}, started_at: "2026-03-01T10:00:01.000000+00:00"}}]
+        """,
+    )
+    result = replay(transcript, "--assert", expected)
+    assert result.exit_code == 0, result.output
+
+
+def test_an_mcp_call_from_an_unseen_thread_has_its_stated_lineage_and_no_tree(
+    tmp_path: Path,
+) -> None:
+    meta = {
+        "threadId": "019a-b2",
+        "x-codex-turn-metadata": {"session_id": "019a-a1", "parent_thread_id": "019a-a1"},
+    }
+    record = {"host": "codex", "at": "2026-03-01T10:00:00Z", "mcp": {"tool": "send", "_meta": meta}}
+    transcript = write_jsonl(tmp_path / "rec.jsonl", [record])
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        """
+        version: 1
+        steps:
+          - row: 1
+            lineage: {conversation: 019a-b2, root: 019a-a1, parent: 019a-a1, resolution: native}
+            tree: null
+        final:
+          views: {019a-b2: null}
+        """,
+    )
+    result = replay(transcript, "--assert", expected)
+    assert result.exit_code == 0, result.output
+
+
+def test_a_view_that_does_not_hold_is_reported_from_that_conversation(
+    session: Path, tmp_path: Path
+) -> None:
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        NO_CHILDREN_AT_ROW_4,
+    )
+    result = replay(session, "--assert", expected)
+    assert result.exit_code == 1
+    assert f'row 4, view of "{ROOT}": tree.children' in result.stdout
+    assert f'+"{CHILD}"' in result.stdout
+
+
+def test_final_views_are_checked_after_the_last_row(session: Path, tmp_path: Path) -> None:
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        f"""
+        version: 1
+        host: claude
+        steps: []
+        final:
+          views:
+            {ROOT}: {{siblings: [], children: [{CHILD}], roots: []}}
+        """,
+    )
+    result = replay(session, "--assert", expected)
+    assert result.exit_code == 1
+    assert f'after the last row, view of "{ROOT}": tree.children' in result.stdout
+
+
+def test_junit_output_is_xml_with_one_testcase_per_step(session: Path, tmp_path: Path) -> None:
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        f"""
+        version: 1
+        host: claude
+        steps:
+          - row: 1
+            lineage: {{depth: 0}}
+          - rows: [3, 4]
+            lineage: {{depth: 5}}
+        final:
+          views: {{{ROOT}: {{children: []}}}}
+        """,
+    )
+    result = replay(session, "--assert", expected, "--format", "junit")
+    assert result.exit_code == 1
+    suite = ET.fromstring(result.stdout).find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["row 1", "rows 3, 4", "final"]
+    assert [c.find("failure") is not None for c in cases] == [False, True, False]
+    assert (suite.get("tests"), suite.get("failures")) == ("3", "1")
+
+
+def test_json_output_lists_each_step_and_its_mismatches(session: Path, tmp_path: Path) -> None:
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        "version: 1\nhost: claude\nsteps:\n  - row: 3\n    lineage: {depth: 4}\n",
+    )
+    result = replay(session, "--assert", expected, "--format", "json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    (mismatch,) = report["steps"][0]["mismatches"]
+    assert (report["ok"], mismatch["path"], mismatch["expected"], mismatch["observed"]) == (
+        False,
+        "lineage.depth",
+        4,
+        1,
+    )
+
+
+def test_update_is_refused_when_ci_is_set(
+    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    target = tmp_path / "e.yaml"
+    result = replay(session, "--host", "claude", "--update", target)
+    assert result.exit_code == 2
+    assert "CI" in result.stderr
+    assert not target.exists()
+
+
+def test_an_updated_expected_file_then_asserts(session: Path, tmp_path: Path) -> None:
+    target = tmp_path / "e.yaml"
+    update = replay(session, "--host", "claude", "--update", target)
+    assert update.exit_code == 0, update.output
+    written = target.read_text()
+    assert "host: claude" in written
+    assert replay(session, "--assert", target).exit_code == 0
+
+
+def test_update_writes_a_step_where_the_requester_changed(session: Path, tmp_path: Path) -> None:
+    target = tmp_path / "e.yaml"
+    replay(session, "--host", "claude", "--update", target)
+    text = target.read_text()
+    assert "row: 2\n" not in text  # the root's answer did not change on its spawn request
+    assert "row: 3\n" in text  # the child appeared
+
+
+def test_update_keeps_hand_written_views(session: Path, tmp_path: Path) -> None:
+    target = write_yaml(
+        tmp_path / "e.yaml",
+        NO_CHILDREN_AT_ROW_4,
+    )
+    assert replay(session, "--update", target).exit_code == 0
+    text = target.read_text()
+    assert f"{ROOT}:\n        children: [{CHILD}]" in text
+    assert replay(session, "--assert", target).exit_code == 0
+
+
+def test_cursor_ids_with_newlines_round_trip_through_update(tmp_path: Path) -> None:
+    odd = "call-1111-7\nfc_6666_0"
+    rows = [
+        {**SESSION[0]},
+        {**SESSION[1], "tool_use_id": odd},
+        {**SESSION[2], "agent_id": "a2000000000000002"},
+    ]
+    transcript = write_jsonl(tmp_path / "s.jsonl", rows)
+    target = write_yaml(
+        tmp_path / "e.yaml", 'version: 1\nsteps: []\nfinal:\n  views: {"x\\ny": null}\n'
+    )
+    assert replay(transcript, "--host", "claude", "--update", target).exit_code == 0
+    assert '"x\\ny": null' in target.read_text()
+    assert replay(transcript, "--host", "claude", "--assert", target).exit_code == 0
+
+
+def test_a_line_that_is_not_json_exits_2_naming_file_and_line(tmp_path: Path) -> None:
+    transcript = write_jsonl(tmp_path / "s.jsonl", [SESSION[0], "{not json"])
+    result = replay(transcript, "--host", "claude")
+    assert result.exit_code == 2
+    assert f"{transcript}:2: line is not JSON" in result.stderr
+    assert "1 row ingested before it" in result.stderr
+
+
+def test_a_payload_missing_a_required_field_exits_2_naming_file_and_line(tmp_path: Path) -> None:
+    broken = {"session_id": ROOT, "hook_event_name": "SubagentStart"}
+    transcript = write_jsonl(tmp_path / "s.jsonl", [SESSION[0], SESSION[1], broken])
+    result = replay(transcript, "--host", "claude")
+    assert result.exit_code == 2
+    assert f"{transcript}:3: claude: missing required field 'agent_id'" in result.stderr
+    assert "2 rows ingested before it, nothing from this one" in result.stderr
+
+
+def test_a_payload_from_no_known_host_exits_2_naming_file_and_line(tmp_path: Path) -> None:
+    transcript = write_jsonl(tmp_path / "s.jsonl", [SESSION[0], {"hello": "world"}])
+    result = replay(transcript)
+    assert result.exit_code == 2
+    assert f"{transcript}:2:" in result.stderr
+    assert "no known host" in result.stderr
+
+
+def test_an_overlong_line_exits_2_naming_file_and_line(tmp_path: Path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    with transcript.open("wb") as out:
+        out.write(json.dumps(SESSION[0]).encode() + b"\n")
+        out.write(b" " * (32 * 1024 * 1024 + 1) + b"\n")
+    result = replay(transcript, "--host", "claude")
+    assert result.exit_code == 2
+    assert f"{transcript}:2: line is longer than 32 MiB" in result.stderr
+
+
+def test_a_typo_in_the_expected_file_exits_2_with_its_line(session: Path, tmp_path: Path) -> None:
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        "version: 1\nhost: claude\nsteps:\n  - row: 3\n    lineage: {dept: 1}\n",
+    )
+    result = replay(session, "--assert", expected)
+    assert result.exit_code == 2
+    assert f"{expected}:5: unknown key 'dept'" in result.stderr
+
+
+def test_an_unusable_input_in_junit_is_still_a_junit_report(tmp_path: Path) -> None:
+    transcript = write_jsonl(tmp_path / "s.jsonl", ["{not json"])
+    result = replay(transcript, "--host", "claude", "--format", "junit")
+    assert result.exit_code == 2
+    error = ET.fromstring(result.stdout).find("testsuite/testcase/error")
+    assert error is not None
+    assert f"{transcript}:1" in (error.text or "")
+
+
+def test_a_step_past_the_last_row_exits_2(session: Path, tmp_path: Path) -> None:
+    expected = write_yaml(tmp_path / "e.yaml", "version: 1\nhost: claude\nsteps:\n  - row: 99\n")
+    result = replay(session, "--assert", expected)
+    assert result.exit_code == 2
+    assert f"{expected}:4: row 99 is past the end of the recording" in result.stderr
+
+
+def test_a_host_option_contradicting_the_expected_file_exits_2(
+    session: Path, tmp_path: Path
+) -> None:
+    expected = write_yaml(tmp_path / "e.yaml", "version: 1\nhost: claude\nsteps: []\n")
+    result = replay(session, "--host", "cursor", "--assert", expected)
+    assert result.exit_code == 2
+    assert f"{expected}:2: --host cursor disagrees" in result.stderr
+
+
+def test_with_a_store_a_rejected_row_journals_nothing(tmp_path: Path) -> None:
+    from lineage_es import open_engine
+
+    broken = {"session_id": ROOT, "hook_event_name": "SubagentStart"}
+    clean = write_jsonl(tmp_path / "clean.jsonl", SESSION[:2])
+    dirty = write_jsonl(tmp_path / "dirty.jsonl", [*SESSION[:2], broken, SESSION[2]])
+    positions = []
+    for name, transcript, code in (("a", clean, 0), ("b", dirty, 2)):
+        store = f"sqlite:///{tmp_path / name}.sqlite"
+        assert replay(transcript, "--host", "claude", "--store", store).exit_code == code
+        engine = open_engine(store)
+        positions.append(engine.position())
+        assert engine.tree_for(CHILD, "claude") is None
+        engine.close()
+    assert positions[0] > 0
+    assert positions[0] == positions[1]
+
+
+def test_assert_and_update_together_is_a_usage_error(session: Path, tmp_path: Path) -> None:
+    expected = write_yaml(tmp_path / "e.yaml", "version: 1\nsteps: []\n")
+    result = replay(session, "--assert", expected, "--update", expected)
+    assert result.exit_code == 2
+    assert "not both" in result.stderr
+
+
+def test_help_teaches_with_examples() -> None:
+    result = replay("--help")
+    assert result.exit_code == 0
+    assert "lineage-replay session.jsonl --assert session.expected.yaml" in result.stdout
+    assert "rows: [5, 6, 7]" in result.stdout
+    assert "Exit status" in result.stdout
+
+
+def test_the_expected_file_in_the_help_is_valid(tmp_path: Path) -> None:
+    from lineage_es.replay.expected import load_expected
+
+    block = cli.EPILOG.split("The expected file (YAML):\n")[1].split("\n\n")[0]
+    path = tmp_path / "help.yaml"
+    path.write_text("\n".join(line[2:] for line in block.splitlines()))
+    assert [step.rows for step in load_expected(path).steps] == [(5,), (6,)]
+
+
+def test_an_unexpected_error_exits_2_without_a_traceback(
+    session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lineage_es.replay
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(lineage_es.replay, "run_replay", explode)
+    result = replay(session, "--host", "claude")
+    assert result.exit_code == 2
+    assert "unexpected error: RuntimeError: disk on fire" in result.stderr
+    assert "Traceback" not in result.output

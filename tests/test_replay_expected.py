@@ -1,0 +1,400 @@
+"""The expected file: validated with its lines, compared key by key, and written back stably."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lineage_es.errors import InputError
+from lineage_es.model import AgentLineage, LineageTree, Peer, Subagent
+from lineage_es.replay.expected import (
+    Expected,
+    compare_lineage,
+    compare_view,
+    dump_expected,
+    load_expected,
+    parse_yaml,
+    refresh_view,
+    updated_document,
+    validate,
+)
+
+ROOT = "76bb405f-65e0-4f6f-9da4-a23a33014bb8"
+CHILD = "aa618caf4dda3c6e7"
+OTHER = "ab00000000000000f"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "case.expected.yaml"
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return path
+
+
+def peer(conversation: str, depth: int = 1, resolution: str = "inferred") -> Peer:
+    return Peer(
+        conversation=conversation,
+        depth=depth,
+        started_at="2000-01-01T00:00:01+00:00",
+        resolution=resolution,  # type: ignore[arg-type]
+        parent=ROOT if depth else None,
+    )
+
+
+def child_lineage(tree: LineageTree | None = None) -> AgentLineage:
+    return AgentLineage(
+        conversation=CHILD,
+        root=ROOT,
+        depth=1,
+        resolution="inferred",
+        parent=ROOT,
+        subagent=Subagent(id=CHILD, type="Explore"),
+        tree=tree,
+        host="claude",
+    )
+
+
+def load_error(tmp_path: Path, text: str) -> InputError:
+    with pytest.raises(InputError) as caught:
+        load_expected(write(tmp_path, text))
+    return caught.value
+
+
+# -- loading -----------------------------------------------------------------------------------
+
+
+def test_the_spec_example_loads(tmp_path: Path) -> None:
+    expected = load_expected(
+        write(
+            tmp_path,
+            f"""
+            version: 1
+            host: claude
+            steps:
+              - row: 5
+                lineage:
+                  conversation: {CHILD}
+                  root: {ROOT}
+                  parent: {ROOT}
+                  depth: 1
+                  resolution: inferred
+                tree:
+                  siblings: [{ROOT}]
+                  children: []
+                  roots: []
+                views:
+                  {ROOT}:
+                    children: [{CHILD}]
+            final:
+              views:
+                {ROOT}: {{siblings: [], children: [], roots: []}}
+            """,
+        )
+    )
+    assert expected.host == "claude"
+    assert [s.rows for s in expected.steps] == [(5,)]
+    assert expected.steps[0].views == {ROOT: {"children": [CHILD]}}
+    assert expected.final_views == {ROOT: {"siblings": [], "children": [], "roots": []}}
+
+
+def test_a_step_can_name_several_rows(tmp_path: Path) -> None:
+    expected = load_expected(
+        write(tmp_path, "version: 1\nsteps:\n  - rows: [5, 6, 7]\n    lineage: null\n")
+    )
+    assert expected.steps[0].rows == (5, 6, 7)
+    assert expected.steps[0].label == "rows 5, 6, 7"
+
+
+def test_an_unknown_key_is_refused_with_its_line(tmp_path: Path) -> None:
+    error = load_error(
+        tmp_path,
+        """
+        version: 1
+        steps:
+          - row: 5
+            lineage:
+              depth: 1
+              resolutoin: inferred
+        """,
+    )
+    assert error.line == 6
+    assert "unknown key 'resolutoin'" in error.reason
+    assert "did you mean 'resolution'" in error.reason
+
+
+def test_an_unknown_key_in_a_peer_mapping_is_refused_with_its_line(tmp_path: Path) -> None:
+    error = load_error(
+        tmp_path,
+        f"""
+        version: 1
+        steps:
+          - row: 5
+            views:
+              {ROOT}:
+                children:
+                  - conversation: {CHILD}
+                    deph: 1
+        """,
+    )
+    assert error.line == 8
+    assert "unknown key 'deph'" in error.reason
+
+
+def test_an_unknown_top_level_key_is_refused(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "version: 1\nsteps: []\nfinal_views: {}\n")
+    assert (error.line, "unknown key 'final_views'" in error.reason) == (3, True)
+
+
+def test_a_step_with_row_and_rows_is_refused(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "version: 1\nsteps:\n  - row: 1\n    rows: [2]\n")
+    assert error.line == 3
+    assert "exactly one" in error.reason
+
+
+def test_another_version_is_refused(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "version: 2\nsteps: []\n")
+    assert (error.line, "must be 1" in error.reason) == (1, True)
+
+
+def test_a_mistyped_value_is_refused_with_its_line(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage: {depth: one}\n")
+    assert error.line == 4
+    assert "expected an integer" in error.reason
+
+
+def test_every_error_is_reported_each_with_its_line(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "version: 1\nsteps:\n  - row: 0\n  - row: 2\n    tre: null\n")
+    assert error.line == 3
+    assert f"{tmp_path / 'case.expected.yaml'}:5: unknown key 'tre'" in error.reason
+
+
+def test_an_odd_conversation_key_is_quoted_in_the_message(tmp_path: Path) -> None:
+    error = load_error(
+        tmp_path, 'version: 1\nsteps:\n  - row: 1\n    views:\n      "a\\nb": {kids: []}\n'
+    )
+    assert error.line == 5
+    assert "unknown key 'kids' in steps[0].views[\"a\\nb\"]" in error.reason
+
+
+def test_a_duplicate_key_is_refused(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "version: 1\nsteps: []\nsteps: []\n")
+    assert (error.line, "duplicate key 'steps'" in error.reason) == (3, True)
+
+
+def test_a_conversation_key_that_yaml_reads_as_a_number_must_be_quoted(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "version: 1\nsteps:\n  - row: 1\n    views:\n      1234: null\n")
+    assert (error.line, "quote it" in error.reason) == (5, True)
+
+
+def test_invalid_yaml_names_its_line(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "version: 1\nsteps:\n  - row: 1\n   lineage: [\n")
+    assert error.line is not None
+    assert "not valid YAML" in error.reason
+
+
+def test_a_self_referring_alias_is_refused(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "version: 1\nsteps: &loop\n  - row: 1\n    tree: *loop\n")
+    assert "alias refers to itself" in error.reason
+
+
+def test_an_empty_expected_file_is_refused(tmp_path: Path) -> None:
+    assert "empty" in load_error(tmp_path, "\n").reason
+
+
+def test_an_unquoted_time_stays_text(tmp_path: Path) -> None:
+    text = "children: [{started_at: 2000-01-01T00:00:01Z}]"
+    data, _ = parse_yaml(text, tmp_path / "x.yaml")
+    assert data == {"children": [{"started_at": "2000-01-01T00:00:01Z"}]}
+
+
+# -- comparing ---------------------------------------------------------------------------------
+
+
+def expected_from(tmp_path: Path, text: str) -> Expected:
+    return load_expected(write(tmp_path, text))
+
+
+def test_only_the_lineage_keys_given_are_compared(tmp_path: Path) -> None:
+    expected = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage: {depth: 1}\n")
+    assert compare_lineage(expected, expected.steps[0], 3, child_lineage()) == []
+
+
+def test_a_lineage_mismatch_names_row_perspective_path_and_line(tmp_path: Path) -> None:
+    expected = expected_from(
+        tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage:\n      depth: 2\n"
+    )
+    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage())
+    assert (mismatch.row, mismatch.path, mismatch.line) == (3, "lineage.depth", 5)
+    assert mismatch.perspective == f'requester "{CHILD}"'
+    assert (mismatch.expected, mismatch.observed) == (2, 1)
+
+
+def test_a_subagent_mapping_compares_only_its_given_keys(tmp_path: Path) -> None:
+    expected = expected_from(
+        tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage: {subagent: {type: Plan}}\n"
+    )
+    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage())
+    assert (mismatch.path, mismatch.expected, mismatch.observed) == (
+        "lineage.subagent.type",
+        "Plan",
+        "Explore",
+    )
+
+
+def test_lineage_null_holds_for_a_row_without_requester(tmp_path: Path) -> None:
+    expected = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage: null\n")
+    assert compare_lineage(expected, expected.steps[0], 3, None) == []
+
+
+def test_lineage_null_fails_for_a_row_with_a_requester(tmp_path: Path) -> None:
+    expected = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage: null\n")
+    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage())
+    assert (mismatch.path, mismatch.expected) == ("lineage", None)
+    assert mismatch.observed["conversation"] == CHILD
+
+
+def test_tree_null_holds_when_the_engine_has_no_tree(tmp_path: Path) -> None:
+    expected = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 3\n    tree: null\n")
+    assert compare_lineage(expected, expected.steps[0], 3, child_lineage(tree=None)) == []
+
+
+def test_tree_null_fails_when_the_engine_has_a_tree(tmp_path: Path) -> None:
+    expected = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 3\n    tree: null\n")
+    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage(LineageTree()))
+    assert (mismatch.path, mismatch.observed) == (
+        "tree",
+        {"siblings": [], "children": [], "roots": []},
+    )
+
+
+def test_an_id_item_matches_the_peer_conversation(tmp_path: Path) -> None:
+    expected = expected_from(
+        tmp_path, f"version: 1\nsteps:\n  - row: 3\n    tree: {{siblings: [{ROOT}, {OTHER}]}}\n"
+    )
+    tree = LineageTree(siblings=(peer(ROOT, depth=0, resolution="native"), peer(OTHER)))
+    assert compare_lineage(expected, expected.steps[0], 3, child_lineage(tree)) == []
+
+
+def test_a_mapping_item_compares_only_its_given_peer_fields(tmp_path: Path) -> None:
+    expected = expected_from(
+        tmp_path,
+        f"version: 1\nsteps:\n  - row: 3\n    tree:\n"
+        f"      siblings: [{{conversation: {OTHER}, resolution: confirmed}}]\n",
+    )
+    step = expected.steps[0]
+    held = LineageTree(siblings=(peer(OTHER, resolution="confirmed"),))
+    failed = LineageTree(siblings=(peer(OTHER, resolution="inferred"),))
+    assert compare_lineage(expected, step, 3, child_lineage(held)) == []
+    (mismatch,) = compare_lineage(expected, step, 3, child_lineage(failed))
+    assert mismatch.diff[-2:] == (
+        f'-{{conversation: "{OTHER}", resolution: "confirmed"}}',
+        f'+{{conversation: "{OTHER}", resolution: "inferred"}}',
+    )
+
+
+def test_lists_compare_in_order(tmp_path: Path) -> None:
+    expected = expected_from(
+        tmp_path, f"version: 1\nsteps:\n  - row: 3\n    tree: {{siblings: [{ROOT}, {OTHER}]}}\n"
+    )
+    tree = LineageTree(siblings=(peer(OTHER), peer(ROOT, depth=0)))
+    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage(tree))
+    assert mismatch.path == "tree.siblings"
+    assert mismatch.line == 4
+
+
+def test_a_list_mismatch_is_shown_as_a_unified_diff(tmp_path: Path) -> None:
+    expected = expected_from(
+        tmp_path, f"version: 1\nsteps:\n  - row: 3\n    tree: {{children: [{CHILD}]}}\n"
+    )
+    tree = LineageTree(children=(peer(OTHER),))
+    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage(tree))
+    assert mismatch.diff == (
+        "--- expected",
+        "+++ observed",
+        "@@ -1 +1 @@",
+        f'-"{CHILD}"',
+        f'+"{OTHER}"',
+    )
+
+
+def test_a_view_is_compared_from_its_conversation_perspective(tmp_path: Path) -> None:
+    expected = expected_from(
+        tmp_path,
+        f"version: 1\nsteps:\n  - row: 3\n    views:\n      {ROOT}:\n        children: [{CHILD}]\n",
+    )
+    (mismatch,) = compare_view(
+        expected, 3, ("steps", 0), ROOT, expected.steps[0].views[ROOT], LineageTree()
+    )
+    assert mismatch.perspective == f'view of "{ROOT}"'
+    assert (mismatch.path, mismatch.line) == ("tree.children", 6)
+
+
+def test_a_null_view_holds_for_an_unknown_conversation(tmp_path: Path) -> None:
+    expected = expected_from(tmp_path, "version: 1\nsteps: []\nfinal:\n  views: {nobody: null}\n")
+    assert compare_view(expected, None, ("final",), "nobody", None, None) == []
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+def test_ids_round_trip_through_the_written_yaml(tmp_path: Path) -> None:
+    odd = ["call-1111-7\nfc_6666_0", "12345678", "1e5", "true", "null", "0x1f", "a: b", " x"]
+    document = {
+        "version": 1,
+        "steps": [
+            {"row": 1, "tree": {"siblings": odd, "children": [], "roots": []}},
+            {"row": 2, "views": {odd[0]: None, odd[1]: {"roots": []}}},
+        ],
+    }
+    text = dump_expected(document, "t.jsonl")
+    data, lines = parse_yaml(text, tmp_path / "x.yaml")
+    validate(data, lines, tmp_path / "x.yaml")
+    assert data == document
+
+
+def test_written_yaml_puts_short_id_lists_on_one_line() -> None:
+    document = {"version": 1, "steps": [{"row": 1, "tree": {"siblings": [ROOT], "roots": []}}]}
+    assert f"siblings: [{ROOT}]" in dump_expected(document, "t.jsonl")
+
+
+def test_written_yaml_is_stable() -> None:
+    document = {"version": 1, "host": "claude", "steps": [{"row": 1, "lineage": None}]}
+    assert dump_expected(document, "t.jsonl") == dump_expected(dict(document), "t.jsonl")
+    assert yaml.safe_load(dump_expected(document, "t.jsonl")) == document
+
+
+def test_update_writes_a_step_only_where_the_requester_changed() -> None:
+    tree = LineageTree(siblings=(peer(ROOT, depth=0),))
+    same = child_lineage(tree)
+    confirmed = replace(same, resolution="confirmed")
+    document = updated_document(
+        {1: same, 2: same, 3: None, 4: confirmed}, {}, None, host=None, existing=None
+    )
+    assert [s["row"] for s in document["steps"]] == [1, 4]
+    assert document["steps"][1]["lineage"]["resolution"] == "confirmed"
+    assert document["steps"][0]["tree"] == {"siblings": [ROOT], "children": [], "roots": []}
+
+
+def test_update_keeps_hand_written_views_with_observed_values(tmp_path: Path) -> None:
+    existing = expected_from(
+        tmp_path,
+        f"version: 1\nsteps:\n  - row: 2\n    views:\n      {ROOT}:\n"
+        f"        children: [{{conversation: nobody, depth: 9}}]\n",
+    )
+    observed = LineageTree(siblings=(peer(OTHER),), children=(peer(CHILD),))
+    document = updated_document(
+        {1: child_lineage()}, {2: {ROOT: observed}}, None, host="claude", existing=existing
+    )
+    assert document["host"] == "claude"
+    assert document["steps"][1] == {
+        "row": 2,
+        "views": {ROOT: {"children": [{"conversation": CHILD, "depth": 1}]}},
+    }
+
+
+def test_refreshing_an_empty_view_writes_the_whole_tree() -> None:
+    tree = LineageTree(roots=(peer(OTHER, depth=0),))
+    assert refresh_view({}, tree) == {"siblings": [], "children": [], "roots": [OTHER]}

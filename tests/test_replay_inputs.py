@@ -1,0 +1,252 @@
+"""The replay's inputs: each of the four recorded forms is recognised and read row by row, and
+every unusable line is refused with its file and line."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lineage_es.errors import InputError
+from lineage_es.replay import inputs
+from lineage_es.replay.inputs import (
+    LOGICAL_EPOCH,
+    McpRow,
+    ObservationRow,
+    PayloadRow,
+    detect_form,
+    read_rows,
+)
+
+ROOT = "5f1c2e4a-0000-4000-8000-000000000001"
+START = {"session_id": ROOT, "hook_event_name": "SessionStart", "source": "startup"}
+PROMPT = {"session_id": ROOT, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}
+
+
+def write_lines(path: Path, *rows: Any) -> Path:
+    """A JSONL file; a ``str`` row is written as it is (to write broken lines)."""
+    text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_file_of_hook_payloads_is_the_hooks_form(tmp_path: Path) -> None:
+    assert detect_form(write_lines(tmp_path / "h.jsonl", START, PROMPT)) == "hooks"
+
+
+def test_a_file_of_host_at_payload_records_is_the_recording_form(tmp_path: Path) -> None:
+    record = {"host": "claude", "at": "2026-01-01T00:00:00Z", "payload": START}
+    assert detect_form(write_lines(tmp_path / "r.jsonl", record)) == "recording"
+
+
+def test_a_file_starting_with_an_mcp_record_is_the_recording_form(tmp_path: Path) -> None:
+    record = {"host": "codex", "at": "2026-01-01T00:00:00Z", "mcp": {"tool": "t", "_meta": {}}}
+    assert detect_form(write_lines(tmp_path / "r.jsonl", record)) == "recording"
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        {"type": "permission-mode", "permissionMode": "auto", "sessionId": ROOT},
+        {"type": "file-history-snapshot", "messageId": "m1", "snapshot": {}},
+        {"type": "summary", "summary": "s", "leafUuid": "u1"},
+        {"type": "queue-operation", "operation": "enqueue", "sessionId": ROOT},
+        {"type": "user", "uuid": "u1", "sessionId": ROOT, "message": {"content": "p"}},
+    ],
+)
+def test_a_claude_session_transcript_is_recognised_by_its_first_row(
+    tmp_path: Path, first: dict[str, Any]
+) -> None:
+    assert detect_form(write_lines(tmp_path / "s.jsonl", first)) == "claude-transcript"
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        {"timestamp": "2026-01-04T11:59:02.952Z", "type": "session_meta", "payload": {"id": "t1"}},
+        {"type": "session_meta", "payload": {"id": "t1", "source": "cli"}},
+        {"timestamp": "2026-01-04T11:59:03Z", "type": "response_item", "payload": {}},
+    ],
+)
+def test_a_codex_rollout_is_recognised_by_its_first_row(
+    tmp_path: Path, first: dict[str, Any]
+) -> None:
+    assert detect_form(write_lines(tmp_path / "rollout.jsonl", first)) == "codex-rollout"
+
+
+def test_detection_skips_leading_blank_lines(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "h.jsonl", "", "  ", START)
+    assert detect_form(path) == "hooks"
+
+
+def test_an_empty_recording_is_unusable(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "empty.jsonl", "")
+    with pytest.raises(InputError, match="empty"):
+        detect_form(path)
+
+
+def test_bare_payloads_get_the_logical_clock_in_row_order(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "h.jsonl", START, PROMPT, "", PROMPT)
+    rows = list(read_rows(path, host="claude"))
+    assert [r.row for r in rows] == [1, 2, 4]
+    assert all(isinstance(r, PayloadRow) for r in rows)
+    assert [r.at for r in rows if isinstance(r, PayloadRow)] == [
+        LOGICAL_EPOCH + timedelta(seconds=n) for n in (1, 2, 4)
+    ]
+
+
+def test_bare_payloads_take_the_host_given(tmp_path: Path) -> None:
+    rows = list(read_rows(write_lines(tmp_path / "h.jsonl", START), host="claude"))
+    assert isinstance(rows[0], PayloadRow)
+    assert rows[0].host == "claude"
+    assert rows[0].payload == START
+
+
+def test_recorded_rows_keep_their_receipt_time(tmp_path: Path) -> None:
+    record = {"host": "claude", "at": "2026-03-01T10:00:05Z", "payload": START}
+    (row,) = read_rows(write_lines(tmp_path / "r.jsonl", record))
+    assert isinstance(row, PayloadRow)
+    assert row.at.isoformat() == "2026-03-01T10:00:05+00:00"
+
+
+def test_a_recorded_mcp_call_is_an_mcp_row(tmp_path: Path) -> None:
+    meta = {"threadId": "t2"}
+    record = {"host": "codex", "at": "2026-03-01T10:00:05Z", "mcp": {"tool": "send", "_meta": meta}}
+    (row,) = read_rows(write_lines(tmp_path / "r.jsonl", record))
+    assert isinstance(row, McpRow)
+    assert (row.host, row.tool, row.meta) == ("codex", "send", meta)
+
+
+def test_a_claude_transcript_is_read_by_the_transcript_reader(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / f"{ROOT}.jsonl",
+        {"type": "permission-mode", "permissionMode": "auto", "sessionId": ROOT},
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "sessionId": ROOT,
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": "hello"},
+        },
+    )
+    rows = list(read_rows(path))
+    assert rows
+    assert all(isinstance(r, ObservationRow) for r in rows)
+    observed = [r.observation for r in rows if isinstance(r, ObservationRow) and r.observation]
+    assert observed[0].requester == ROOT
+    assert observed[0].host == "claude"
+
+
+def test_a_codex_rollout_is_read_by_the_rollout_reader(tmp_path: Path) -> None:
+    child, parent = "019f624b-cc95-7c50-b9fa-1db381270b74", "019f6249-055d-76d3-b381-cd9d3eb99189"
+    meta = {
+        "id": child,
+        "session_id": parent,
+        "thread_source": "subagent",
+        "source": {"subagent": {"thread_spawn": {"parent_thread_id": parent, "depth": 1}}},
+    }
+    path = write_lines(
+        tmp_path / f"rollout-2026-07-14T20-21-42-{child}.jsonl",
+        {"timestamp": "2026-07-14T18:21:42.000Z", "type": "session_meta", "payload": meta},
+    )
+    (row,) = read_rows(path)
+    assert isinstance(row, ObservationRow)
+    assert row.row == 1
+    assert row.observation is not None
+    assert (row.observation.host, row.observation.requester) == ("codex", child)
+
+
+def test_a_transcript_replayed_as_another_host_is_refused(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "s.jsonl", {"type": "summary", "summary": "s"})
+    with pytest.raises(InputError, match="not host codex"):
+        read_rows(path, host="codex")
+
+
+def _error(path: Path, host: str | None = None) -> InputError:
+    with pytest.raises(InputError) as caught:
+        list(read_rows(path, host=host))
+    return caught.value
+
+
+def test_a_line_that_is_not_json_names_its_file_and_line(tmp_path: Path) -> None:
+    error = _error(write_lines(tmp_path / "h.jsonl", START, '{"session_id": '), host="claude")
+    assert (error.path, error.line) == (str(tmp_path / "h.jsonl"), 2)
+    assert "not JSON" in str(error)
+
+
+def test_a_line_holding_a_list_is_refused(tmp_path: Path) -> None:
+    error = _error(write_lines(tmp_path / "h.jsonl", START, "[1, 2]"), host="claude")
+    assert error.line == 2
+    assert "not an object" in error.reason
+
+
+def test_an_overlong_line_is_refused_before_it_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inputs, "MAX_LINE_BYTES", 200)
+    path = write_lines(tmp_path / "h.jsonl", START, "x" * 300)
+    error = _error(path, host="claude")
+    assert error.line == 2
+    assert "longer than" in error.reason
+
+
+def test_a_32_mib_line_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "huge.jsonl"
+    with path.open("wb") as out:
+        out.write(json.dumps(START).encode() + b"\n")
+        out.write(b'{"pad": "' + b"x" * (32 * 1024 * 1024) + b'"}\n')
+    error = _error(path, host="claude")
+    assert (error.line, "32 MiB" in error.reason) == (2, True)
+
+
+def test_an_overlong_transcript_line_is_refused_before_the_reader_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inputs, "MAX_LINE_BYTES", 200)
+    path = write_lines(tmp_path / "s.jsonl", {"type": "summary"}, {"type": "user", "x": "y" * 300})
+    assert _error(path).line == 2
+
+
+def test_a_recorded_row_without_a_time_is_refused(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "r.jsonl", {"host": "claude", "payload": START})
+    error = _error(path)
+    assert error.line == 1
+    assert "'at'" in error.reason
+
+
+def test_a_recorded_row_from_an_unknown_host_is_refused(tmp_path: Path) -> None:
+    record = {"host": "vim", "at": "2026-03-01T10:00:05Z", "payload": START}
+    error = _error(write_lines(tmp_path / "r.jsonl", record))
+    assert error.line == 1
+    assert "'host'" in error.reason
+
+
+def test_a_recorded_row_with_payload_and_mcp_is_refused(tmp_path: Path) -> None:
+    record = {"host": "codex", "at": "2026-03-01T10:00:05Z", "payload": {}, "mcp": {}}
+    assert "exactly one" in _error(write_lines(tmp_path / "r.jsonl", record)).reason
+
+
+def test_a_recorded_mcp_call_without_meta_is_refused(tmp_path: Path) -> None:
+    record = {"host": "codex", "at": "2026-03-01T10:00:05Z", "mcp": {"tool": "t"}}
+    assert "_meta" in _error(write_lines(tmp_path / "r.jsonl", record)).reason
+
+
+def test_a_recorded_row_from_another_host_than_given_is_refused(tmp_path: Path) -> None:
+    record = {"host": "claude", "at": "2026-03-01T10:00:05Z", "payload": START}
+    error = _error(write_lines(tmp_path / "r.jsonl", record), host="cursor")
+    assert (error.line, "host given is cursor" in error.reason) == (1, True)
+
+
+def test_a_payload_no_host_recognises_names_its_line(tmp_path: Path) -> None:
+    error = _error(write_lines(tmp_path / "h.jsonl", START, {"hello": "world"}))
+    assert error.line == 2
+    assert "no known host" in error.reason
+
+
+def test_an_unknown_host_name_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="unknown host 'vim'"):
+        read_rows(write_lines(tmp_path / "h.jsonl", START), host="vim")
