@@ -474,10 +474,13 @@ class RootLineage(Aggregate):
 
     def undo_binding(self, child: str, *, at: datetime, fact: str) -> None:
         """``child`` proved to be a root of its own: its spawn is pending again, or, when it
-        was placed without a spawn, it leaves this root."""
+        was placed without a spawn, it leaves this root. Whatever was placed under it here
+        was placed on a wrong guess and is revoked."""
         node = self.nodes.get(child)
         if node is None or child == self.conversation or node["status"] == DELETED:
             return
+        for grandchild, key in self._children().get(child, []):
+            self._delete(grandchild, key, "revoked", at, fact)
         if node["spawn"] is not None and node["spawn"] not in self.pending:
             self._trigger(
                 self.BindingUndone,

@@ -115,6 +115,14 @@ class _Unit:
         self.created.add(root.id)
         return root
 
+    def elsewhere(self, conversation: str, root: RootLineage) -> bool:
+        """Whether ``conversation`` already belongs to another root: a conversation lives
+        in one root only."""
+        if any(other is not root and other.knows(conversation) for other in self.roots.values()):
+            return True
+        entry = self.index(conversation)
+        return entry is not None and entry.root != root.conversation
+
     def index(self, conversation: str) -> ConversationIndex | None:
         try:
             entry: ConversationIndex = self.app.repository.get(index_id(self.host, conversation))
@@ -339,6 +347,10 @@ class Engine:
             return root
         if seen is not None:
             return unit.start_root(requester, source, observation.workspace)
+        if any(
+            isinstance(f, SessionEnded) and f.conversation == requester for f in observation.facts
+        ):
+            return None  # the end of a session never seen: nothing to stop, nobody to bind
         return self._bind_by_order(observation, unit)
 
     def _bind_by_order(self, observation: Observation, unit: _Unit) -> RootLineage | None:
@@ -382,6 +394,8 @@ class Engine:
         elif isinstance(fact, ChildStarted):
             self._child_started(fact, root, unit)
         elif isinstance(fact, ChildIdentified):
+            if not root.knows(fact.child) and unit.elsewhere(fact.child, root):
+                return
             root.identify_child(
                 fact.parent,
                 fact.child,
@@ -424,6 +438,8 @@ class Engine:
                     fact=key,
                 )
             return
+        if not root.knows(fact.child) and unit.elsewhere(fact.child, root):
+            return
         parent = fact.parent
         resolution = "native"
         if parent is None and fact.spawn_key is not None and fact.spawn_key in root.spawns:
@@ -459,7 +475,7 @@ class Engine:
         root but the registry has not seen it start."""
         if root.knows(conversation):
             root.resume(conversation, at=unit.at, fact=unit.key)
-        elif observation.root is not None:
+        elif observation.root is not None and not unit.elsewhere(conversation, root):
             root.place_unknown_child(
                 conversation,
                 agent_type=None,

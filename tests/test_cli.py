@@ -112,4 +112,4 @@ def test_rename_and_delete_are_journaled(store: str) -> None:
     assert run("delete", "B", "--store", store)[0] == 0
     code, out = run("family", "R", "--json", "--store", store)
     members = {m["conversation"]: m["name"] for m in orjson.loads(out)}
-    assert members == {"R": None, "A": "scout", "C": None}
+    assert code == 0 and members == {"R": None, "A": "scout", "C": None}

@@ -6,7 +6,7 @@ import pytest
 
 from lineage_es.engine import Engine
 from lineage_es.errors import LineageError, UnknownConversation
-from lineage_es.facts import ChildIdentified, Resumed, RootSeen, SpawnRequested
+from lineage_es.facts import ChildIdentified, Resumed, RootSeen, SessionEnded, SpawnRequested
 from tests.helpers import Feed, keys
 
 
@@ -406,3 +406,21 @@ def test_forest_hides_stopped_nodes_unless_asked(feed: Feed, engine: Engine) -> 
     feed.stop("R", "A")
     assert engine.forest()[0].children == ()
     assert [n.status for n in engine.forest(include_stopped=True)[0].children] == ["stopped"]
+
+
+def test_the_end_of_a_session_never_seen_binds_nothing(feed: Feed, engine: Engine) -> None:
+    feed.host = "cursor"
+    feed.cursor_root("P", ("/w",))
+    feed.cursor_start("P", "K", ("/w",))
+    feed.send("Z", SessionEnded("Z"), workspace=("/w",))
+    parent = engine.lineage("P")
+    assert parent.tree is not None and keys(parent.tree.children) == ["K"]
+
+
+def test_a_resume_naming_an_unknown_conversation_places_it_under_the_caller(
+    feed: Feed, engine: Engine
+) -> None:
+    feed.host = "cursor"
+    feed.cursor_root("P", ("/w",))
+    feed.send("P", ChildIdentified("P", "C", "native"), Resumed("C"), workspace=("/w",))
+    assert (engine.lineage("C").parent, engine.lineage("C").resolution) == ("P", "native")

@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lineage_es.engine import Engine, open_engine  # noqa: E402
-from lineage_es.projection import PAGE_SIZE  # noqa: E402
-from tools.generate import build_journal  # noqa: E402
+from lineage_es.engine import Engine, open_engine
+from lineage_es.projection import PAGE_SIZE
+from tools.generate import build_journal
 
 
 def best_of(func, repeat: int = 200) -> float:  # type: ignore[no-untyped-def]
@@ -110,7 +110,7 @@ def main() -> None:
             )
         large.catch_up()
         large_events = large.position()
-        q_large, base_large = warm_query(large, "big-a999")
+        q_large, _ = warm_query(large, "big-a999")
         raw_seconds, raw_count = read_raw(large)
         start = time.perf_counter()
         rebuilt = large.rebuild()
