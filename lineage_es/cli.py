@@ -283,6 +283,48 @@ def delete(conversation: str, reason: str, host: str | None, store: str | None) 
         engine.delete(conversation, reason, host=host)
 
 
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--host",
+    type=click.Choice(["claude", "codex", "cursor"]),
+    default=None,
+    help="The host of bare hook payloads (detected per payload when absent).",
+)
+@click.option("--quiet", is_flag=True, help="No progress line.")
+@store_option
+@reports_errors
+def ingest(paths: tuple[Path, ...], host: str | None, quiet: bool, store: str | None) -> None:
+    """Journal recorded streams: hook captures, `lineage hook --record` files, Claude
+    session transcripts (with their subagents folder) and Codex rollouts.
+
+    PATHS are files or folders (every .jsonl below them). A recording that turns bad is kept
+    up to its last good row and named with its line and reason; the exit status is then 2.
+
+    \b
+    Example:
+      lineage ingest replays/ && lineage tree --all
+    """
+    from lineage_es.ingest import ingest as ingest_paths
+
+    counter = [0]
+
+    def tick() -> None:
+        counter[0] += 1
+        if not quiet and counter[0] % 500 == 0:
+            click.echo(f"\r{counter[0]} rows", nl=False, err=True)
+
+    with open_store(store) as engine:
+        report = ingest_paths(engine, paths, host=host, on_row=tick)
+    if not quiet and counter[0] >= 500:
+        click.echo("", err=True)
+    for failure in report.failures:
+        click.echo(f"error: {failure}", err=True)
+    click.echo(f"ingested {report.rows} rows from {report.files} recordings", err=True)
+    if report.failures:
+        sys.exit(2)
+
+
 @main.group()
 def journal() -> None:
     """Keep the journal: export, import, verify, rebuild the view."""
