@@ -8,7 +8,7 @@ and answers the requester's lineage. Everything else reads the view.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -49,7 +49,7 @@ from lineage_es.stores import (
     wrap_open_error,
 )
 from lineage_es.transcoder import OrjsonTranscoder
-from lineage_es.view import MemoryView, ViewStore
+from lineage_es.view import MemoryView, NodeRow, ViewStore
 
 #: How often an observation is retried when another writer saved the same root first.
 MAX_ATTEMPTS = 8
@@ -93,6 +93,7 @@ class _Unit:
     created: set[UUID] = field(default_factory=set)
     seen_before: set[UUID] = field(default_factory=set)
     moves: dict[str, str] = field(default_factory=dict)
+    moved: list[UUID] = field(default_factory=list)
 
     def get_root(self, conversation: str) -> RootLineage | None:
         aggregate_id = root_id(self.host, conversation)
@@ -166,6 +167,7 @@ class _Unit:
             return ConversationIndex.create(self.host, conversation, root, self.at)
         if conversation in self.moves:
             existing.move(self.moves[conversation], self.at)
+            self.moved.append(existing.id)
             return existing
         return None
 
@@ -174,7 +176,7 @@ class _Unit:
         cache = self.app.repository.cache
         if cache is None:
             return
-        for aggregate_id in self.roots:
+        for aggregate_id in [*self.roots, *self.moved]:
             try:
                 cache.get(aggregate_id, evict=True)
             except KeyError:
@@ -202,8 +204,11 @@ class Engine:
             raise
         except Exception as exc:  # every driver has its own errors; name the store
             raise wrap_open_error(self.location, exc) from None
-        self.projector = Projector(self.app.recorder, self.view)
         self.queries = Queries(self.view)
+        self.projector = Projector(self.app.recorder, self.view, self._absorb)
+
+    def _absorb(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
+        self.queries.absorb(rows, expected, position)
 
     def _open_view(self) -> ViewStore:
         if self.location.kind == "memory":
@@ -583,9 +588,8 @@ class Engine:
     def rebuild(self, progress: Progress | None = None) -> int:
         """Throw the view away and replay the whole journal into it."""
         with self._lock:
-            count = self.projector.rebuild(progress=progress)
             self.queries = Queries(self.view)
-            return count
+            return self.projector.rebuild(progress=progress)
 
     def close(self) -> None:
         with self._lock:

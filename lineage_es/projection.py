@@ -28,6 +28,8 @@ PAGE_SIZE = 1000
 WORKING_SET = 256
 
 Progress = Callable[[int], None]
+#: Told about every page written: the rows changed, the position expected, the new position.
+Listener = Callable[[Sequence[NodeRow], int, int], None]
 
 
 class JournalEvent(NamedTuple):
@@ -292,9 +294,12 @@ class Projector:
     while the view's position is the one this projector last wrote.
     """
 
-    def __init__(self, recorder: ApplicationRecorder, view: ViewStore) -> None:
+    def __init__(
+        self, recorder: ApplicationRecorder, view: ViewStore, listener: Listener | None = None
+    ) -> None:
         self.recorder = recorder
         self.view = view
+        self.listener = listener
         self._working: OrderedDict[str, RootRows] = OrderedDict()
         self._trusted = -1
 
@@ -316,6 +321,8 @@ class Projector:
             changed = self._apply_page(page)
             if self.view.write(changed, expected=position, position=page[-1].id):
                 self._trusted = page[-1].id
+                if self.listener is not None:
+                    self.listener(changed, position, page[-1].id)
                 while len(self._working) > WORKING_SET:
                     self._working.popitem(last=False)
                 applied += len(page)
@@ -370,7 +377,7 @@ class Projector:
     def _rows_of(self, root_id: str) -> RootRows:
         rows = self._working.get(root_id)
         if rows is None:
-            rows = RootRows(self.view.root_rows(root_id))
+            rows = RootRows([row.copy() for row in self.view.root_rows(root_id)])
             self._working[root_id] = rows
         else:
             self._working.move_to_end(root_id)

@@ -8,6 +8,7 @@ does not grow with the journal.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lineage_es.errors import AmbiguousConversation, UnknownConversation
@@ -50,24 +51,48 @@ def peer_of(row: NodeRow) -> Peer:
     )
 
 
+def _peer_signature(row: NodeRow) -> tuple[object, ...]:
+    return (
+        row.key,
+        row.depth,
+        row.started_at,
+        row.resolution,
+        row.parent,
+        row.subagent_id,
+        row.agent_type,
+    )
+
+
 @dataclass
 class RootSnapshot:
-    """One root's rows, ordered oldest first, with its live peers prebuilt."""
+    """One root's rows, ordered oldest first, with its live peers prebuilt (reusing the
+    peers of the previous snapshot of the same root for rows that did not change)."""
 
     version: int
     rows: list[NodeRow]
+    previous: RootSnapshot | None = None
     by_key: dict[str, NodeRow] = field(init=False)
     live: tuple[Peer, ...] = field(init=False)
     children: dict[str, tuple[Peer, ...]] = field(init=False)
+    peers: dict[int, tuple[tuple[object, ...], Peer]] = field(init=False)
+
+    def _peer(self, row: NodeRow) -> Peer:
+        signature = _peer_signature(row)
+        known = self.previous.peers.get(row.nid) if self.previous is not None else None
+        peer = known[1] if known is not None and known[0] == signature else peer_of(row)
+        self.peers[row.nid] = (signature, peer)
+        return peer
 
     def __post_init__(self) -> None:
+        self.peers = {}
         self.rows.sort(key=_order)
         self.by_key = {}
         for row in self.rows:
             if row.key not in self.by_key or self.by_key[row.key].status == "deleted":
                 self.by_key[row.key] = row
         live_rows = [row for row in self.rows if row.status == "live"]
-        self.live = tuple(peer_of(row) for row in live_rows)
+        self.live = tuple(self._peer(row) for row in live_rows)
+        self.previous = None
         children: dict[str, list[Peer]] = {}
         for row, peer in zip(live_rows, self.live, strict=True):
             if row.parent is not None:
@@ -86,6 +111,27 @@ class Queries:
         self.view = view
         self._roots: OrderedDict[str, RootSnapshot] = OrderedDict()
         self._root_lists: dict[str | None, tuple[int, list[tuple[NodeRow, Peer]]]] = {}
+        self._absorbed = -1
+
+    def absorb(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
+        """Patch cached roots with rows this process just wrote, instead of reading them
+        back; when someone else wrote in between (``expected`` is not the last position
+        absorbed), forget every cached root instead."""
+        if expected != self._absorbed:
+            self._roots.clear()
+        else:
+            changed: dict[str, dict[int, NodeRow]] = {}
+            for row in rows:
+                changed.setdefault(row.root_id, {})[row.nid] = row.copy()
+            for root_id, fresh in changed.items():
+                cached = self._roots.get(root_id)
+                if cached is not None:
+                    merged = {row.nid: row for row in cached.rows}
+                    merged.update(fresh)
+                    self._roots[root_id] = RootSnapshot(
+                        position, list(merged.values()), previous=cached
+                    )
+        self._absorbed = position
 
     # -- lookups --------------------------------------------------------------------------
 
@@ -96,7 +142,7 @@ class Queries:
         if cached is not None and cached.version == version:
             self._roots.move_to_end(root_id)
             return cached
-        snapshot = RootSnapshot(version, self.view.root_rows(root_id))
+        snapshot = RootSnapshot(version, self.view.root_rows(root_id), previous=cached)
         self._roots[root_id] = snapshot
         if len(self._roots) > ROOT_CACHE_SIZE:
             self._roots.popitem(last=False)

@@ -8,7 +8,7 @@ position, refusing the write when another writer moved the position first (exact
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import Protocol
 
 
@@ -49,7 +49,13 @@ class NodeRow:
         return self.depth == 0 and self.conversation == self.root
 
     def copy(self) -> NodeRow:
-        return replace(self)
+        clone = object.__new__(NodeRow)
+        for name in _FIELDS:
+            object.__setattr__(clone, name, getattr(self, name))
+        return clone
+
+
+_FIELDS = tuple(f.name for f in fields(NodeRow))
 
 
 class ViewStore(Protocol):
@@ -68,7 +74,8 @@ class ViewStore(Protocol):
         ...
 
     def root_rows(self, root_id: str) -> list[NodeRow]:
-        """Every node of a root, whatever its status."""
+        """Every node of a root, whatever its status. Rows a view returns are its own:
+        callers read them and copy before they change anything."""
         ...
 
     def find(self, conversation: str) -> list[NodeRow]:
@@ -124,14 +131,14 @@ class MemoryView:
         return self._root_versions.get(root_id, 0)
 
     def root_rows(self, root_id: str) -> list[NodeRow]:
-        return [row.copy() for row in self._by_root.get(root_id, {}).values()]
+        return list(self._by_root.get(root_id, {}).values())
 
     def find(self, conversation: str) -> list[NodeRow]:
-        return [row.copy() for row in self._by_key.get(conversation, {}).values()]
+        return list(self._by_key.get(conversation, {}).values())
 
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
         return [
-            row.copy()
+            row
             for rows in self._by_root.values()
             for row in rows.values()
             if row.is_root
@@ -140,11 +147,11 @@ class MemoryView:
         ]
 
     def all_rows(self) -> list[NodeRow]:
-        return [self._rows[nid].copy() for nid in sorted(self._rows)]
+        return [self._rows[nid] for nid in sorted(self._rows)]
 
     def pending(self, host: str) -> list[NodeRow]:
         return [
-            row.copy()
+            row
             for row in self._rows.values()
             if row.conversation is None and row.status == "live" and row.host == host
         ]
