@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import uuid
 from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from lineage_es.facts import (
@@ -27,12 +29,16 @@ EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 class Feed:
-    """Sends observations in order, one logical second apart, each with a fresh key."""
+    """Sends observations in order, one logical second apart, each with a key no other
+    feed uses (two feeds may share one store)."""
 
-    def __init__(self, engine: Engine, host: Host = "claude") -> None:
+    def __init__(
+        self, engine: Engine, host: Host = "claude", *, clock: Iterator[int] | None = None
+    ) -> None:
         self.engine = engine
         self.host = host
-        self._tick = itertools.count(1)
+        self.clock = clock if clock is not None else itertools.count(1)
+        self._prefix = uuid.uuid4().hex[:8]
 
     def send(
         self,
@@ -42,11 +48,11 @@ class Feed:
         workspace: tuple[str, ...] = (),
         key: str | None = None,
     ) -> AgentLineage | None:
-        tick = next(self._tick)
+        tick = next(self.clock)
         observation = Observation(
             host=self.host,
             requester=requester,
-            key=key if key is not None else f"payload-{tick}",
+            key=key if key is not None else f"{self._prefix}-{tick}",
             facts=facts,
             root=root,
             workspace=workspace,
