@@ -30,7 +30,8 @@ def safe_id(value: str) -> str:
 
 
 def forest_json(forest: tuple[ForestNode, ...]) -> bytes:
-    """``{"roots": [...]}`` with children nested the same way."""
+    """``{"roots": [...]}`` with children nested the same way, each node with exactly the
+    keys the tree's JSON contract names (names and flags are in ``family``/``show``)."""
 
     def node(n: ForestNode) -> dict[str, object]:
         return {
@@ -41,8 +42,6 @@ def forest_json(forest: tuple[ForestNode, ...]) -> bytes:
             "resolution": n.resolution,
             "started_at": n.started_at,
             "subagent": to_json(n.subagent),
-            "name": n.name,
-            "ambiguous": n.ambiguous,
             "children": [node(c) for c in n.children],
         }
 
