@@ -94,6 +94,10 @@ class _Unit:
     seen_before: set[UUID] = field(default_factory=set)
     moves: dict[str, str] = field(default_factory=dict)
     moved: list[UUID] = field(default_factory=list)
+    #: The engine's memory of which root each conversation belongs to (index entries only
+    #: ever move when a wrong Cursor binding is undone, which updates it).
+    routes: dict[tuple[str, str], str] = field(default_factory=dict)
+    saved: bool = False
 
     def get_root(self, conversation: str) -> RootLineage | None:
         aggregate_id = root_id(self.host, conversation)
@@ -121,8 +125,19 @@ class _Unit:
         in one root only."""
         if any(other is not root and other.knows(conversation) for other in self.roots.values()):
             return True
+        found = self.root_of(conversation)
+        return found is not None and found != root.conversation
+
+    def root_of(self, conversation: str) -> str | None:
+        """The root conversation the index routes ``conversation`` to, if any."""
+        route = self.routes.get((self.host, conversation))
+        if route is not None:
+            return route
         entry = self.index(conversation)
-        return entry is not None and entry.root != root.conversation
+        if entry is None:
+            return None
+        self.routes[(self.host, conversation)] = entry.root
+        return entry.root
 
     def index(self, conversation: str) -> ConversationIndex | None:
         try:
@@ -158,10 +173,16 @@ class _Unit:
                     entry = self._entry_for(conversation, root.conversation)
                     if entry is not None:
                         entries.append(entry)
-        self.app.save(*self.roots.values(), *entries)
+        if entries or any(root.pending_events for root in self.roots.values()):
+            self.app.save(*self.roots.values(), *entries)
+            self.saved = True
+            for entry in entries:
+                self.routes[(self.host, entry.conversation)] = entry.root
         return placed
 
     def _entry_for(self, conversation: str, root: str) -> ConversationIndex | None:
+        if conversation not in self.moves and self.root_of(conversation) is not None:
+            return None
         existing = self.index(conversation)
         if existing is None:
             return ConversationIndex.create(self.host, conversation, root, self.at)
@@ -176,6 +197,7 @@ class _Unit:
         cache = self.app.repository.cache
         if cache is None:
             return
+        self.routes.clear()
         for aggregate_id in [*self.roots, *self.moved]:
             try:
                 cache.get(aggregate_id, evict=True)
@@ -206,6 +228,7 @@ class Engine:
             raise wrap_open_error(self.location, exc) from None
         self.queries = Queries(self.view)
         self.projector = Projector(self.app.recorder, self.view, self._absorb)
+        self._routes: dict[tuple[str, str], str] = {}
 
     def _absorb(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
         self.queries.absorb(rows, expected, position)
@@ -244,8 +267,9 @@ class Engine:
             if observation.requester is None:
                 return None
             when = _utc(observation.at or at or self._clock())
-            placed = self._record(observation, when)
-            self.projector.catch_up()
+            placed, saved = self._record(observation, when)
+            if saved:
+                self.projector.catch_up()
             return self._answer(observation, placed)
 
     def resolve(self, host: str, meta: Mapping[str, Any]) -> AgentLineage | None:
@@ -298,20 +322,22 @@ class Engine:
             self._record(observation, _utc(self._clock()))
             self.projector.catch_up()
 
-    def _record(self, observation: Observation, at: datetime) -> list[str]:
+    def _record(self, observation: Observation, at: datetime) -> tuple[list[str], bool]:
+        """Journal the observation; the conversations it placed, and whether it saved."""
         for _ in range(MAX_ATTEMPTS):
             self.projector.catch_up()
-            unit = _Unit(self.app, observation.host, at, observation.key)
+            unit = _Unit(self.app, observation.host, at, observation.key, routes=self._routes)
             try:
                 root = self._route(observation, unit)
                 if root is None:
-                    return []
+                    return [], False
                 if root.id in unit.seen_before:
                     unit.forget()
-                    return []
+                    return [], False
                 for fact in observation.facts:
                     self._apply(fact, observation, root, unit)
-                return unit.save()
+                placed = unit.save()
+                return placed, unit.saved
             except IntegrityError:
                 unit.forget()
                 continue
@@ -337,15 +363,14 @@ class Engine:
         )
         source = seen.source if seen is not None else "implied"
         if observation.root is not None:
-            entry = unit.index(observation.root)
-            conversation = entry.root if entry is not None else observation.root
+            conversation = unit.root_of(observation.root) or observation.root
             return unit.get_root(conversation) or unit.start_root(
                 conversation, source, observation.workspace
             )
-        entry = unit.index(requester)
-        if entry is not None:
-            root = unit.get_root(entry.root)
-            if root is not None and seen is not None and entry.root != requester:
+        routed = unit.root_of(requester)
+        if routed is not None:
+            root = unit.get_root(routed)
+            if root is not None and seen is not None and routed != requester:
                 root.undo_binding(requester, at=unit.at, fact=unit.key)
                 unit.moves[requester] = requester
                 return unit.start_root(requester, source, observation.workspace)

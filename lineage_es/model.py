@@ -6,7 +6,7 @@ through :func:`to_json` / the ``from_json`` class methods.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from lineage_es.facts import Resolution
@@ -179,8 +179,17 @@ def to_json(value: Any) -> Any:
         return value
     if isinstance(value, (tuple, list)):
         return [to_json(v) for v in value]
+    names = _FIELD_NAMES.get(type(value))
+    if names is not None:
+        return {name: to_json(getattr(value, name)) for name in names}
     if hasattr(value, "__dataclass_fields__"):
-        return {k: to_json(v) for k, v in asdict(value).items()}
+        return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):
         return {k: to_json(v) for k, v in value.items()}
     raise TypeError(f"cannot convert {type(value).__name__} to JSON")
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in fields(cls))
+    for cls in (Subagent, Peer, LineageTree, AgentLineage, Chain, Provenance, Member, ForestNode)
+}

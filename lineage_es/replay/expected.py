@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import yaml
@@ -30,7 +30,13 @@ KeyPath = tuple[str | int, ...]
 TREE_KEYS = ("siblings", "children", "roots")
 
 
-class _Loader(yaml.SafeLoader):
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:  # libyaml parses large expected files ten times faster, with the same marks
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SafeLoader):
     """A safe loader that keeps times as text: ``started_at: 2000-01-01T00:00:00Z`` is a string
     to compare, not a datetime to misread."""
 
