@@ -13,6 +13,7 @@ the rules.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -27,11 +28,13 @@ STOPPED = "stopped"
 DELETED = "deleted"
 
 
+@lru_cache(maxsize=65536)
 def root_id(host: str, conversation: str) -> UUID:
     """The aggregate id of the root ``conversation`` of ``host``: stable across machines."""
     return uuid5(NAMESPACE, f"root\x00{host}\x00{conversation}")
 
 
+@lru_cache(maxsize=65536)
 def index_id(host: str, conversation: str) -> UUID:
     """The id of the index entry that routes ``conversation`` to its root."""
     return uuid5(NAMESPACE, f"conversation\x00{host}\x00{conversation}")
@@ -133,9 +136,15 @@ class RootLineage(Aggregate):
             }
 
     class ChildPlaced(Event):
-        """A child joins the tree, under its conversation or, while pending, its spawn key."""
+        """A child joins the tree, under its conversation or, while pending, its spawn key.
+
+        Version 2 adds ``name``: the name the host gave the child as it started (a Claude
+        teammate's ``name``, a Codex ``agent_nickname``), so a rename is not the only way a
+        node gets one. Version 1 events had none.
+        """
 
         TOPIC = "lineage:RootLineage.ChildPlaced"
+        class_version = 2
         conversation: str | None
         spawn_key: str | None
         parent: str | None
@@ -145,6 +154,12 @@ class RootLineage(Aggregate):
         agent_type: str | None
         subagent_id: str | None
         description: str | None
+        name: str | None = None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """A version-1 event named no child: its ``name`` is unknown."""
+            state.setdefault("name", None)
 
         def change(self, aggregate: Any) -> None:
             node = {
@@ -200,7 +215,7 @@ class RootLineage(Aggregate):
             node = aggregate.nodes[self.conversation]
             node["resolution"] = self.resolution
             if self.spawn_key is not None:
-                _claim(aggregate, self.released, "")
+                _release(aggregate, self.released, self.conversation)
                 node["spawn"] = self.spawn_key
                 _claim(aggregate, self.spawn_key, self.conversation)
 
@@ -224,7 +239,7 @@ class RootLineage(Aggregate):
             for conversation, depth in self.depths.items():
                 aggregate.nodes[conversation]["depth"] = depth
             if self.spawn_key is not None:
-                _claim(aggregate, self.released, "")
+                _release(aggregate, self.released, self.conversation)
                 node["spawn"] = self.spawn_key
                 _claim(aggregate, self.spawn_key, self.conversation)
 
@@ -770,6 +785,13 @@ def _node(aggregate: Any, conversation: str | None, spawn_key: str | None) -> di
     return pending
 
 
+def _release(aggregate: Any, spawn_key: str | None, claimant: str) -> None:
+    """Give a spawn back, unless another child has claimed it since."""
+    spawn = aggregate.spawns.get(spawn_key) if spawn_key is not None else None
+    if spawn is not None and spawn["claimed"] == claimant:
+        spawn["claimed"] = None
+
+
 def _claim(aggregate: Any, spawn_key: str | None, claimant: str) -> None:
     if spawn_key is None:
         return
@@ -808,3 +830,77 @@ def upcast(topic: str, state: dict[str, Any]) -> None:
     while version < target:
         getattr(cls, f"upcast_v{version}_v{version + 1}")(state)
         version += 1
+
+
+# -- import bookkeeping (``lineage import``) -------------------------------------------------------
+
+
+def ledger_id(host: str, folder: str) -> UUID:
+    """The id of the import ledger of one host's history folder (an absolute path)."""
+    return uuid5(NAMESPACE, f"import-ledger\x00{host}\x00{folder}")
+
+
+class ImportLedger(Aggregate):
+    """What ``lineage import`` has read of one host folder, kept in the journal itself so a
+    re-import reads only what changed, on every store, and survives export and import.
+
+    ``files`` maps a path (relative to the folder) to its entry: size, mtime, the byte offset
+    after the last complete line read, the reader state needed to resume there, and the
+    conversations the file contributed (for ``--reconcile``). ``groups`` keeps reader state
+    shared by several files (a Claude session and its agent files). The projection ignores
+    these events: they place no node.
+    """
+
+    TOPIC = "lineage:ImportLedger"
+
+    class Created(Aggregate.Created):
+        TOPIC = "lineage:ImportLedger.Opened"
+        host: str
+        folder: str
+
+    class FilesRead(Aggregate.Event):
+        """One import run's changes: new or updated entries replace the old ones."""
+
+        TOPIC = "lineage:ImportLedger.FilesRead"
+        files: dict[str, Any]
+        groups: dict[str, Any]
+
+        def apply(self, aggregate: Any) -> None:
+            aggregate.files.update(self.files)
+            aggregate.groups.update(self.groups)
+
+    class FilesForgotten(Aggregate.Event):
+        """Files gone from disk whose conversations ``--reconcile`` deleted."""
+
+        TOPIC = "lineage:ImportLedger.FilesForgotten"
+        paths: list[str]
+
+        def apply(self, aggregate: Any) -> None:
+            for path in self.paths:
+                aggregate.files.pop(path, None)
+
+    def __init__(self, host: str, folder: str) -> None:
+        self.host = host
+        self.folder = folder
+        self.files: dict[str, Any] = {}
+        self.groups: dict[str, Any] = {}
+
+    @classmethod
+    def open(cls, host: str, folder: str) -> ImportLedger:
+        return cls._create(cls.Created, id=ledger_id(host, folder), host=host, folder=folder)
+
+    def record(self, files: dict[str, Any], groups: dict[str, Any]) -> None:
+        if files or groups:
+            self.trigger_event(self.FilesRead, files=files, groups=groups)
+
+    def forget(self, paths: list[str]) -> None:
+        if paths:
+            self.trigger_event(self.FilesForgotten, paths=sorted(paths))
+
+
+EVENT_CLASSES.update(
+    {
+        cls.TOPIC: cls
+        for cls in (ImportLedger.Created, ImportLedger.FilesRead, ImportLedger.FilesForgotten)
+    }
+)

@@ -7,7 +7,9 @@ and answers the requester's lineage. Everything else reads the view.
 
 from __future__ import annotations
 
+import random
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,7 +21,7 @@ from eventsourcing.persistence import IntegrityError, Transcoder
 
 from lineage_es import hosts
 from lineage_es.domain import ConversationIndex, RootLineage, index_id, root_id
-from lineage_es.errors import LineageError, StoreError, UnknownConversation
+from lineage_es.errors import LineageError, PayloadError, StoreError, UnknownConversation
 from lineage_es.facts import (
     DELETE_REASONS,
     Acted,
@@ -46,13 +48,14 @@ from lineage_es.stores import (
     default_store_url,
     parse_store_url,
     prepare_sqlite_file,
+    setup_lock,
     wrap_open_error,
 )
 from lineage_es.transcoder import OrjsonTranscoder
 from lineage_es.view import MemoryView, NodeRow, ViewStore
 
 #: How often an observation is retried when another writer saved the same root first.
-MAX_ATTEMPTS = 8
+MAX_ATTEMPTS = 64
 
 Clock = Callable[[], datetime]
 
@@ -73,6 +76,19 @@ class LineageApplication(Application[UUID]):
 
 class ConcurrencyError(LineageError):
     """Other writers kept winning the race for the same root; the observation was not saved."""
+
+
+def _check_ids(observation: Observation) -> None:
+    """Refuse ids no store can keep (PostgreSQL text cannot hold NUL) before anything is
+    journaled, whichever adapter or reader made the observation."""
+    for fact in observation.facts:
+        for name in fact.__slots__:
+            value = getattr(fact, name)
+            if isinstance(value, str) and "\x00" in value:
+                raise PayloadError(f"{name} holds a NUL character", host=observation.host)
+    for value in (observation.requester, observation.root, *observation.workspace):
+        if value is not None and "\x00" in value:
+            raise PayloadError("an id holds a NUL character", host=observation.host)
 
 
 def _utc(moment: datetime) -> datetime:
@@ -219,9 +235,10 @@ class Engine:
             assert self.location.path is not None
             prepare_sqlite_file(self.location.path)
         try:
-            self.app = LineageApplication(env=application_env(self.location))
-            self.app.recorder.max_notification_id()
-            self.view: ViewStore = self._open_view()
+            with setup_lock(self.location):
+                self.app = LineageApplication(env=application_env(self.location))
+                self.app.recorder.max_notification_id()
+                self.view: ViewStore = self._open_view()
         except StoreError:
             raise
         except Exception as exc:  # every driver has its own errors; name the store
@@ -324,7 +341,8 @@ class Engine:
 
     def _record(self, observation: Observation, at: datetime) -> tuple[list[str], bool]:
         """Journal the observation; the conversations it placed, and whether it saved."""
-        for _ in range(MAX_ATTEMPTS):
+        _check_ids(observation)
+        for attempt in range(MAX_ATTEMPTS):
             self.projector.catch_up()
             unit = _Unit(self.app, observation.host, at, observation.key, routes=self._routes)
             try:
@@ -340,6 +358,9 @@ class Engine:
                 return placed, unit.saved
             except IntegrityError:
                 unit.forget()
+                # Another writer saved this root first: wait a little, jittered, so the
+                # contenders spread out instead of colliding again in lockstep.
+                time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
                 continue
             except BaseException:
                 unit.forget()

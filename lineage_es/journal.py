@@ -57,6 +57,13 @@ class VerifyReport:
         return not self.problems
 
 
+def _with_class_version(topic: str, state: dict[str, Any]) -> dict[str, Any]:
+    """The state as stored: decoding upcast it to the current version and dropped the
+    mark, which must go back or an import would upcast it a second time."""
+    version = getattr(EVENT_CLASSES[topic], "class_version", 1)
+    return {**state, "class_version": version} if version > 1 else state
+
+
 def export_journal(engine: Engine, out: IO[bytes]) -> int:
     """Write the whole journal to ``out``; returns how many events were written."""
     header = {
@@ -73,7 +80,7 @@ def export_journal(engine: Engine, out: IO[bytes]) -> int:
             "originator_id": event.originator_id,
             "version": event.version,
             "topic": event.topic,
-            "state": event.state,
+            "state": _with_class_version(event.topic, event.state),
         }
         out.write(orjson.dumps(line) + b"\n")
         count += 1

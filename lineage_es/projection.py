@@ -184,6 +184,7 @@ def _child_placed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
         agent_type=s.get("agent_type"),
         subagent_id=s.get("subagent_id"),
         description=s.get("description"),
+        name=s.get("name"),
     )
     rows.add(row)
     return [row]

@@ -265,10 +265,13 @@ class PostgresView(SqlView):
         self._settings = settings
         try:
             self._db = psycopg.connect(**self._conninfo(), autocommit=True)
-            with self._write_transaction() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(7135550001)")
-                for statement in _schema("BIGINT"):
-                    cursor.execute(statement.replace("?", "%s"))
+            # Existing tables are left alone: even "IF NOT EXISTS" DDL takes table locks
+            # that deadlock with another process's view write.
+            if self._query("SELECT to_regclass('lineage_root_versions')")[0][0] is None:
+                with self._write_transaction() as cursor:
+                    cursor.execute("SELECT pg_advisory_xact_lock(7135550001)")
+                    for statement in _schema("BIGINT"):
+                        cursor.execute(statement.replace("?", "%s"))
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the tree view in PostgreSQL: {exc}") from None
 

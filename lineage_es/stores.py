@@ -12,6 +12,8 @@ import sqlite3
 import stat
 import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -188,3 +190,37 @@ def wrap_open_error(location: StoreLocation, exc: BaseException) -> StoreError:
     if isinstance(exc, InterfaceError) and exc.args:
         reason = exc.args[0]
     return StoreError(f"cannot open store {location.display}: {reason}")
+
+
+#: Any number that is ours: the advisory lock held while a process creates the tables.
+_SETUP_LOCK = 7135550002
+
+
+@contextmanager
+def setup_lock(location: StoreLocation) -> Iterator[None]:
+    """Serialise table creation across processes opening one PostgreSQL store at once
+    (concurrent ``CREATE ... IF NOT EXISTS`` and ``CREATE OR REPLACE FUNCTION`` collide)."""
+    if location.kind != "postgresql":
+        yield
+        return
+    import psycopg
+
+    pg = location.postgres
+    try:
+        connection = psycopg.connect(
+            dbname=pg["dbname"],
+            host=pg["host"],
+            port=int(pg["port"]),
+            user=pg["user"],
+            password=pg.get("password") or None,
+            connect_timeout=5,
+            autocommit=True,
+        )
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot open store {location.display}: {exc}") from None
+    with connection:
+        connection.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK,))
+        try:
+            yield
+        finally:
+            connection.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))

@@ -15,6 +15,14 @@ from lineage_es.facts import Claim, Host, Observation
 #: Payloads deeper than this are refused: no real hook payload nests this far.
 MAX_DEPTH = 64
 
+#: Payloads larger than this (as JSON) are refused. A quarter of the journal's 32 MiB line
+#: bound: one event can repeat a payload's strings (a child's id is both its conversation and
+#: its subagent id), and every event must stay exportable.
+MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
+
+#: JSON escaping makes a character at most this many bytes (``\u0000``).
+_MAX_ESCAPE = 6
+
 
 class HostAdapter(Protocol):
     """Turns one host's payloads into host-neutral observations."""
@@ -65,17 +73,51 @@ def optional_str(payload: Mapping[str, Any], key: str, host: Host) -> str | None
     return value
 
 
-def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
-    """Refuse absurdly deep payloads before any adapter walks them."""
+def check_depth(value: Any, limit: int = MAX_DEPTH, max_bytes: int = MAX_PAYLOAD_BYTES) -> None:
+    """Refuse absurdly deep or large payloads before any adapter walks them: the walk stops at
+    the first level past ``limit`` or once its strings alone pass ``max_bytes``."""
     stack: list[tuple[Any, int]] = [(value, 0)]
+    size = 0
     while stack:
         item, depth = stack.pop()
         if depth > limit:
             raise PayloadError(f"payload nests deeper than {limit} levels")
-        if isinstance(item, dict):
+        if isinstance(item, str):
+            size += len(item)
+        elif isinstance(item, dict):
+            size += sum(len(k) for k in item if isinstance(k, str))
             stack.extend((v, depth + 1) for v in item.values())
         elif isinstance(item, list):
             stack.extend((v, depth + 1) for v in item)
+        if size > max_bytes:
+            raise PayloadError(_too_large(max_bytes))
+    if size * _MAX_ESCAPE > max_bytes:  # near the bound: measure the JSON exactly
+        try:
+            encoded = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:
+            return  # not plain JSON: payload_key names the reason
+        if len(encoded) > max_bytes:
+            raise PayloadError(_too_large(max_bytes))
+
+
+def parse_payload(raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -> dict[str, Any]:
+    """A hook payload from its raw JSON (stdin, a socket, a recorded line): refused unread
+    past ``max_bytes``, and refused when it is not a JSON object or nests too deep (orjson
+    itself stops at 1,024 levels, so parsing never recurses without bound)."""
+    if len(raw) > max_bytes:
+        raise PayloadError(_too_large(max_bytes))
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise PayloadError(f"payload is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise PayloadError(f"payload must be a JSON object, not {type(value).__name__}")
+    check_depth(value, max_bytes=max_bytes)
+    return value
+
+
+def _too_large(max_bytes: int) -> str:
+    return f"payload is larger than {max_bytes} bytes ({max_bytes / (1024 * 1024):g} MiB)"
 
 
 def parse_time(value: Any) -> datetime | None:

@@ -1,0 +1,1 @@
+"""Reliability tests: the journal never loses or invents a fact."""
