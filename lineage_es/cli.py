@@ -107,6 +107,14 @@ def main() -> None:
 @click.option("--all", "include_stopped", is_flag=True, help="Include stopped nodes.")
 @click.option("--at", "at_time", default=None, help="Show the tree as of this ISO-8601 time.")
 @click.option("--position", type=int, default=None, help="Show the tree as of journal position N.")
+@click.option("--watch", is_flag=True, help="Redraw whenever new facts arrive (Ctrl-C stops).")
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.05),
+    default=1.0,
+    show_default=True,
+    help="With --watch: seconds between looks at the journal.",
+)
 @host_option
 @store_option
 @reports_errors
@@ -116,29 +124,61 @@ def tree(
     include_stopped: bool,
     at_time: str | None,
     position: int | None,
+    watch: bool,
+    interval: float,
     host: str | None,
     store: str | None,
 ) -> None:
     """Draw the live forest, or the tree of CONVERSATION's root.
 
     Marks: ● live ○ stopped; ✓ confirmed, ✎ from a transcript, · from the registry,
-    ? inferred by ordering. --at and --position travel back in time.
+    ? inferred by ordering; then depth, status and age. --at and --position travel back in
+    time; --watch keeps drawing the live forest as hooks report (JSON: one line per drawing).
+
+    \b
+    Examples:
+      lineage tree --watch --all        keep the whole forest on screen, live
+      lineage tree --format mermaid     a picture for a Markdown page
     """
+    if watch and (at_time is not None or position is not None):
+        raise click.UsageError("--watch draws the live forest; it cannot go with --at/--position")
     with open_store(store) as engine:
+        if watch:
+            from lineage_es.cli_live import use_color, watch_loop
+
+            color = use_color()
+
+            def draw() -> None:
+                forest = engine.forest(host, include_stopped=include_stopped, root=conversation)
+                if color:
+                    click.clear()
+                _draw(forest, fmt, color=color, compact=True)
+
+            watch_loop(engine.position, draw, interval=interval)
+            return
         if at_time is not None or position is not None:
             when = _parse_time(at_time) if at_time is not None else None
             queries = engine.as_of(position=position, time=when)
             forest = queries.forest(host, include_stopped=include_stopped, root=conversation)
         else:
             forest = engine.forest(host, include_stopped=include_stopped, root=conversation)
+    from lineage_es.cli_live import use_color
+
+    _draw(forest, fmt, color=use_color())
+
+
+def _draw(forest: Any, fmt: str, *, color: bool = False, compact: bool = False) -> None:
     if fmt == "json":
-        click.echo(forest_json(forest).decode())
+        data = forest_json(forest)
+        click.echo((orjson.dumps(orjson.loads(data)) if compact else data).decode())
     elif fmt == "mermaid":
         click.echo(forest_mermaid(forest))
     elif fmt == "dot":
         click.echo(forest_dot(forest))
     else:
-        click.echo(forest_text(forest))
+        click.echo(forest_text(forest, color=color))
+        if compact and not color:
+            click.echo("")
 
 
 def _parse_time(text: str) -> datetime:
@@ -399,6 +439,17 @@ def journal_rebuild(store: str | None) -> None:
             count = engine.rebuild(progress=bar.update)
     click.echo(f"rebuilt the view from {count} events", err=True)
 
+
+from lineage_es import cli_live  # noqa: E402 (its commands use the helpers above)
+
+main.add_command(cli_live.hook)
+main.add_command(cli_live.install_hooks)
+main.add_command(cli_live.uninstall_hooks)
+main.add_command(cli_live.serve)
+
+from lineage_es.cli_import import import_command  # noqa: E402  (it builds on the helpers above)
+
+main.add_command(import_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -113,6 +113,8 @@ class _Unit:
     #: The engine's memory of which root each conversation belongs to (index entries only
     #: ever move when a wrong Cursor binding is undone, which updates it).
     routes: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Conversations placed by earlier observations of the same batch, not yet indexed.
+    placing: dict[tuple[str, str], str] = field(default_factory=dict)
     saved: bool = False
 
     def get_root(self, conversation: str) -> RootLineage | None:
@@ -145,19 +147,26 @@ class _Unit:
         return found is not None and found != root.conversation
 
     def root_of(self, conversation: str) -> str | None:
-        """The root conversation the index routes ``conversation`` to, if any."""
-        route = self.routes.get((self.host, conversation))
+        """The root conversation ``conversation`` belongs to: placed earlier in this unit
+        (a batch), or routed by the index."""
+        placed = self.placing.get((self.host, conversation))
+        return placed if placed is not None else self._indexed(self.host, conversation)
+
+    def _indexed(self, host: str, conversation: str) -> str | None:
+        route = self.routes.get((host, conversation))
         if route is not None:
             return route
-        entry = self.index(conversation)
+        entry = self.index(conversation, host)
         if entry is None:
             return None
-        self.routes[(self.host, conversation)] = entry.root
+        self.routes[(host, conversation)] = entry.root
         return entry.root
 
-    def index(self, conversation: str) -> ConversationIndex | None:
+    def index(self, conversation: str, host: str | None = None) -> ConversationIndex | None:
         try:
-            entry: ConversationIndex = self.app.repository.get(index_id(self.host, conversation))
+            entry: ConversationIndex = self.app.repository.get(
+                index_id(host or self.host, conversation)
+            )
         except AggregateNotFoundError:
             return None
         return entry
@@ -165,7 +174,7 @@ class _Unit:
     def save(self) -> list[str]:
         """Save every touched root with index entries for the conversations it placed;
         returns the conversations placed or re-placed by this unit."""
-        entries: list[ConversationIndex] = []
+        entries: dict[tuple[str, str], ConversationIndex] = {}
         placed: list[str] = []
         for root in self.roots.values():
             for event in root.pending_events:
@@ -183,25 +192,31 @@ class _Unit:
                     ),
                 ):
                     placed.append(conversation)
-                if isinstance(
-                    event, (RootLineage.Created, RootLineage.ChildPlaced, RootLineage.ChildBound)
+                if (
+                    isinstance(
+                        event,
+                        (RootLineage.Created, RootLineage.ChildPlaced, RootLineage.ChildBound),
+                    )
+                    and (root.host, conversation) not in entries
                 ):
-                    entry = self._entry_for(conversation, root.conversation)
+                    entry = self._entry_for(root.host, conversation, root.conversation, event)
                     if entry is not None:
-                        entries.append(entry)
+                        entries[(root.host, conversation)] = entry
         if entries or any(root.pending_events for root in self.roots.values()):
-            self.app.save(*self.roots.values(), *entries)
+            self.app.save(*self.roots.values(), *entries.values())
             self.saved = True
-            for entry in entries:
-                self.routes[(self.host, entry.conversation)] = entry.root
+            for (host, conversation), entry in entries.items():
+                self.routes[(host, conversation)] = entry.root
         return placed
 
-    def _entry_for(self, conversation: str, root: str) -> ConversationIndex | None:
-        if conversation not in self.moves and self.root_of(conversation) is not None:
+    def _entry_for(
+        self, host: str, conversation: str, root: str, event: Any
+    ) -> ConversationIndex | None:
+        if conversation not in self.moves and self._indexed(host, conversation) is not None:
             return None
-        existing = self.index(conversation)
+        existing = self.index(conversation, host)
         if existing is None:
-            return ConversationIndex.create(self.host, conversation, root, self.at)
+            return ConversationIndex.create(host, conversation, root, event.timestamp)
         if conversation in self.moves:
             existing.move(self.moves[conversation], self.at)
             self.moved.append(existing.id)
@@ -276,10 +291,94 @@ class Engine:
         observation = hosts.adapter(host).observe(payload, at=at)
         return self.observe_observation(observation, at=at)
 
+    def record(self, host: str, payload: Mapping[str, Any], *, at: datetime | None = None) -> None:
+        """Like :meth:`observe`, without building the answer: for a hook that prints
+        nothing, returning as soon as the events are durable and the view is current."""
+        observation = hosts.adapter(host).observe(payload, at=at)
+        self._observe(observation, at, answer=False)
+
+    def observe_many(self, observations: Iterable[Observation], *, batch: int = 1000) -> int:
+        """Journal many observations in order, up to ``batch`` of them per transaction, and
+        answer nothing: for importers and ingest, where one durable commit per payload
+        would dominate. Returns how many observations had a requester.
+
+        An observation that names no root (Cursor's) is routed through the view, so the
+        batch before it is saved first and it is observed on its own.
+        """
+        count = 0
+        chunk: list[Observation] = []
+        with self._lock:
+            for observation in observations:
+                if observation.requester is None:
+                    continue
+                count += 1
+                if observation.root is None:
+                    self._record_batch(chunk)
+                    chunk = []
+                    self._observe(observation, None, answer=False)
+                    continue
+                _check_ids(observation)
+                chunk.append(observation)
+                if len(chunk) >= batch:
+                    self._record_batch(chunk)
+                    chunk = []
+            self._record_batch(chunk)
+        return count
+
+    def _record_batch(self, observations: list[Observation]) -> None:
+        if not observations:
+            return
+        for attempt in range(MAX_ATTEMPTS):
+            self.projector.catch_up()
+            first = observations[0]
+            unit = _Unit(self.app, first.host, self._clock(), first.key, routes=self._routes)
+            try:
+                for observation in observations:
+                    self._batch_one(observation, unit)
+                unit.save()
+                break
+            except IntegrityError:
+                unit.forget()
+                time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
+            except BaseException:
+                unit.forget()
+                raise
+        else:
+            raise ConcurrencyError(
+                f"gave up after {MAX_ATTEMPTS} attempts: other writers kept changing the same root"
+            )
+        self.projector.catch_up()
+
+    def _batch_one(self, observation: Observation, unit: _Unit) -> None:
+        unit.host = observation.host
+        unit.key = observation.key
+        unit.at = _utc(observation.at or self._clock())
+        created = set(unit.created)
+        root = self._route(observation, unit)
+        if root is None:
+            return
+        fresh = root.id in unit.created - created
+        if not fresh and root.has_seen(observation.key):
+            return
+        already = 0 if fresh else len(root.pending_events)
+        for fact in observation.facts:
+            self._apply(fact, observation, root, unit)
+        for event in root.pending_events[already:]:
+            conversation = getattr(event, "conversation", None)
+            if conversation is not None and isinstance(
+                event, (RootLineage.Created, RootLineage.ChildPlaced, RootLineage.ChildBound)
+            ):
+                unit.placing[(root.host, conversation)] = root.conversation
+
     def observe_observation(
         self, observation: Observation, *, at: datetime | None = None
     ) -> AgentLineage | None:
         """Like :meth:`observe`, for an observation a transcript reader already made."""
+        return self._observe(observation, at, answer=True)
+
+    def _observe(
+        self, observation: Observation, at: datetime | None, *, answer: bool
+    ) -> AgentLineage | None:
         with self._lock:
             if observation.requester is None:
                 return None
@@ -287,7 +386,7 @@ class Engine:
             placed, saved = self._record(observation, when)
             if saved:
                 self.projector.catch_up()
-            return self._answer(observation, placed)
+            return self._answer(observation, placed) if answer else None
 
     def resolve(self, host: str, meta: Mapping[str, Any]) -> AgentLineage | None:
         """The lineage of an MCP tool call from its ``_meta``; journals nothing.

@@ -61,27 +61,55 @@ def _age(started_at: str, now: datetime) -> str:
     return f"{seconds}s"
 
 
-def _label(n: ForestNode, now: datetime) -> str:
+#: Terminal colours (click.style names) for status and resolution marks.
+STATUS_COLOR = {"live": "green", "stopped": "bright_black", "deleted": "red"}
+RESOLUTION_COLOR = {"confirmed": "green", "transcript": "cyan", "registry": "blue"}
+
+
+def _paint(
+    text: str,
+    color: bool,
+    *,
+    fg: str | None = None,
+    bold: bool | None = None,
+    dim: bool | None = None,
+) -> str:
+    if not color or not text:
+        return text
+    import click
+
+    return click.style(text, fg=fg, bold=bold, dim=dim)
+
+
+def _label(n: ForestNode, now: datetime, color: bool = False) -> str:
     name = f' "{safe_id(n.name)}"' if n.name else ""
     kind = f" [{safe_id(n.subagent.type)}]" if n.subagent and n.subagent.type else ""
-    flag = " ambiguous" if n.ambiguous else ""
+    flag = _paint(" ambiguous", color, fg="red") if n.ambiguous else ""
     host = f"{n.host} " if n.depth == 0 else ""
+    mark = _paint(STATUS_MARK.get(n.status, "?"), color, fg=STATUS_COLOR.get(n.status))
+    live = n.status == "live"
+    ident = _paint(safe_id(n.conversation), color, bold=live or None, dim=(not live) or None)
+    how = RESOLUTION_MARK.get(n.resolution, "")
+    how = _paint(how, color, fg=RESOLUTION_COLOR.get(n.resolution, "yellow"))
     return (
-        f"{STATUS_MARK.get(n.status, '?')} {host}{safe_id(n.conversation)}{name}{kind}"
+        f"{mark} {host}{ident}{name}{kind}"
         f"  d{n.depth} {n.status} {_age(n.started_at, now)}"
-        f"{RESOLUTION_MARK.get(n.resolution, '')}{flag}"
+        f"{how}{flag}"
     )
 
 
-def forest_text(forest: tuple[ForestNode, ...], *, now: datetime | None = None) -> str:
+def forest_text(
+    forest: tuple[ForestNode, ...], *, now: datetime | None = None, color: bool = False
+) -> str:
     """A unicode tree, one node a line: status mark, id, type, depth, status, age and how
-    its placement is known (✓ confirmed, ✎ transcript, · registry, ? inferred)."""
+    its placement is known (✓ confirmed, ✎ transcript, · registry, ? inferred). ``color``
+    adds terminal colours: the caller asks for them only when writing to a terminal."""
     moment = now or datetime.now(UTC)
     lines: list[str] = []
 
     def walk(n: ForestNode, prefix: str, last: bool, top: bool) -> None:
         branch = "" if top else ("└─ " if last else "├─ ")
-        lines.append(f"{prefix}{branch}{_label(n, moment)}")
+        lines.append(f"{prefix}{branch}{_label(n, moment, color)}")
         child_prefix = prefix if top else prefix + ("   " if last else "│  ")
         for i, child in enumerate(n.children):
             walk(child, child_prefix, i == len(n.children) - 1, False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -233,3 +234,26 @@ def test_the_tree_as_of_position_n_equals_the_tree_of_the_journal_truncated_at_n
             import_journal(short, truncated)
             expected = shape(short.forest(include_stopped=True))
         assert shape(engine.as_of(position=position).forest(include_stopped=True)) == expected
+
+
+def placements(engine: Engine) -> set[tuple[object, ...]]:
+    return {
+        (r.host, r.root, r.key, r.parent, r.depth, r.status, r.resolution, r.started_at)
+        for r in engine.view.all_rows()
+    }
+
+
+@SETTINGS
+@given(streams, st.integers(min_value=1, max_value=7))
+def test_observing_in_batches_places_every_node_as_observing_one_by_one(
+    stream: list[Observation], batch: int
+) -> None:
+    timed = [
+        replace(observation, at=EPOCH + timedelta(seconds=i))
+        for i, observation in enumerate(stream)
+    ]
+    with open_engine("memory://") as one_by_one, open_engine("memory://") as batched:
+        for observation in timed:
+            one_by_one.observe_observation(observation)
+        batched.observe_many(timed, batch=batch)
+        assert placements(batched) == placements(one_by_one)

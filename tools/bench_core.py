@@ -90,7 +90,7 @@ def main() -> None:
     rows: list[tuple[str, str, str, str]] = []
     with open_engine(small_url) as small:
         if small.position() == 0:
-            build_journal(small, roots=120, subagents=50, turns=0, big_root=args.big)
+            build_journal(small, roots=20, subagents=50, turns=0, big_root=args.big)
         small.catch_up()
         small_events = small.position()
         q_small, base_small = warm_query(small, "big-a999")

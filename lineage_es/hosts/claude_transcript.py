@@ -473,29 +473,33 @@ class _AgentFile:
         return _observation(row, agent, session, facts, at, (self.path, item.number))
 
     def _start(self, agent: str, session: str | None) -> Fact:
-        """The child's start, placed by its ``.meta.json`` sidecar when that says enough."""
-        tool_use = _str(self.meta, "toolUseId")
-        parent_agent = _str(self.meta, "parentAgentId")
-        depth = self.meta.get("spawnDepth")
-        depth = depth if isinstance(depth, int) and not isinstance(depth, bool) else None
-        agent_type = _str(self.meta, "agentType")
-        description = _str(self.meta, "description")
-        # parentAgentId is written only at depth >= 2, so depth 1 alone names the root; a
-        # toolUseId alone lets the engine find the parent from the spawn it names.
-        parent = parent_agent or (session if depth == 1 else None)
-        if parent is None:
-            return ChildStarted(
-                child=agent, spawn_key=tool_use, agent_type=agent_type, description=description
-            )
-        return ChildIdentified(
-            parent=parent,
-            child=agent,
-            resolution="transcript",
-            spawn_key=tool_use,
-            depth=depth,
-            agent_type=agent_type,
-            description=description,
+        return agent_start(self.meta, agent, session)
+
+
+def agent_start(meta: Mapping[str, Any], agent: str, session: str | None) -> Fact:
+    """A child's start, placed by its ``.meta.json`` sidecar when that says enough."""
+    tool_use = _str(meta, "toolUseId")
+    parent_agent = _str(meta, "parentAgentId")
+    depth = meta.get("spawnDepth")
+    depth = depth if isinstance(depth, int) and not isinstance(depth, bool) else None
+    agent_type = _str(meta, "agentType")
+    description = _str(meta, "description")
+    # parentAgentId is written only at depth >= 2, so depth 1 alone names the root; a
+    # toolUseId alone lets the engine find the parent from the spawn it names.
+    parent = parent_agent or (session if depth == 1 else None)
+    if parent is None:
+        return ChildStarted(
+            child=agent, spawn_key=tool_use, agent_type=agent_type, description=description
         )
+    return ChildIdentified(
+        parent=parent,
+        child=agent,
+        resolution="transcript",
+        spawn_key=tool_use,
+        depth=depth,
+        agent_type=agent_type,
+        description=description,
+    )
 
 
 def _agent_file(
@@ -618,4 +622,65 @@ def _lone_agent_rows(path: Path, agent: str) -> Iterator[TranscriptRow]:
         yield TranscriptRow(number, None)
 
 
-__all__ = ["TranscriptRow", "read_transcript"]
+# -- driving row meaning from outside (``lineage import`` reads rows itself) -----------------
+
+
+class RowMeaning(_Meaning):
+    """What rows mean, for a reader that picks and parses rows itself, with the open spawn
+    calls as plain data: a later run resumes a grown file where this one stopped."""
+
+    def state(self) -> dict[str, Any]:
+        """The open spawn calls and children seen in progress rows (other tools' calls are
+        dropped: only spawn results name children)."""
+        return {
+            "spawns": {
+                key: [
+                    use.name,
+                    use.resume,
+                    use.prompt.hex() if use.prompt else None,
+                    use.agent_type,
+                    use.description,
+                ]
+                for key, use in self.tool_uses.items()
+                if use.name in SPAWN_TOOLS
+            },
+            "progress": sorted(self.progress_children),
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> RowMeaning:
+        meaning = cls()
+        spawns = state.get("spawns")
+        for key, fields in (spawns if isinstance(spawns, dict) else {}).items():
+            if isinstance(fields, list) and len(fields) == 5:
+                name, resume, prompt, agent_type, description = fields
+                digest = bytes.fromhex(prompt) if isinstance(prompt, str) else None
+                meaning.tool_uses[key] = _ToolUse(name, resume, digest, agent_type, description)
+        progress = state.get("progress")
+        meaning.progress_children.update(p for p in progress or () if isinstance(p, str))
+        return meaning
+
+    def open_spawns(self) -> list[str]:
+        """Spawn calls whose result has not been read yet."""
+        return [k for k, use in self.tool_uses.items() if use.name in SPAWN_TOOLS]
+
+
+def read_meta(agent_path: Path) -> Mapping[str, Any]:
+    """The ``agent-<id>.meta.json`` sidecar beside an agent file; empty when absent.
+    Raises :class:`InputError` naming the sidecar when it is unreadable."""
+    return _meta(agent_path)
+
+
+def is_warmup(row: Mapping[str, Any]) -> bool:
+    """Whether ``row`` opens a 2.0.x ``Warmup`` sidechain (Claude Code's own, not a child)."""
+    return _texts(_dict(row, "message").get("content")) == ["Warmup"]
+
+
+__all__ = [
+    "RowMeaning",
+    "TranscriptRow",
+    "agent_start",
+    "is_warmup",
+    "read_meta",
+    "read_transcript",
+]

@@ -125,6 +125,47 @@ class _Reader:
         #: The previous row was a ``session_meta`` of the current thread's header.
         self.in_header = False
 
+    def state(self) -> dict[str, Any]:
+        """The open thread as plain data, so a later run resumes a grown rollout after its
+        last line read (``codex resume`` appends to the same file)."""
+        thread = self.thread
+        if thread is None:
+            return {}
+        return {
+            "thread": {
+                "id": thread.id,
+                "root": thread.root,
+                "workspace": list(thread.workspace),
+                "has_source": thread.has_source,
+                "created_ms": thread.created_ms,
+                "own_from_ordinal": thread.own_from_ordinal,
+                "is_child": thread.is_child,
+                "copying": thread.copying,
+                "spawn_calls": sorted(thread.spawn_calls),
+            },
+            "delegation": self.delegation,
+            "in_header": self.in_header,
+        }
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Take up a state :meth:`state` gave; an empty or unreadable one starts afresh."""
+        thread = state.get("thread")
+        if not isinstance(thread, Mapping) or not isinstance(thread.get("id"), str):
+            return
+        self.thread = _Thread(
+            id=thread["id"],
+            root=thread.get("root"),
+            workspace=tuple(thread.get("workspace") or ()),
+            has_source=bool(thread.get("has_source")),
+            created_ms=thread.get("created_ms"),
+            own_from_ordinal=thread.get("own_from_ordinal"),
+            is_child=bool(thread.get("is_child")),
+            copying=bool(thread.get("copying")),
+            spawn_calls=set(thread.get("spawn_calls") or ()),
+        )
+        self.delegation = bool(state.get("delegation"))
+        self.in_header = bool(state.get("in_header"))
+
     def observe(self, row: dict[str, Any], line: int) -> Observation | None:
         self.line = line
         kind = row.get("type")
@@ -365,3 +406,11 @@ def _arguments(value: Any) -> Mapping[str, Any]:
         except orjson.JSONDecodeError:
             return {}
     return value if isinstance(value, Mapping) else {}
+
+
+#: The row reader, for callers that read lines themselves (``lineage import``): construct it
+#: with the file's path, then ``observe(row, line)`` each row in order.
+RolloutReader = _Reader
+
+#: The thread a :data:`RolloutReader` has open, as its ``thread`` attribute holds it.
+RolloutThread = _Thread

@@ -1,0 +1,151 @@
+"""``lineage import``: turn the hosts' own history folders into the journal.
+
+A thin layer over :mod:`lineage_es.importers`: it opens the store, draws click's progress bar
+on stderr while files are read and prints the import's summary at the end.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from lineage_es.cli import open_store, reports_errors, store_option
+
+if TYPE_CHECKING:
+    from lineage_es.importers import ImportReport
+
+DIR_ARGUMENT = click.argument(
+    "folder",
+    required=False,
+    type=click.Path(file_okay=False, path_type=Path),
+)
+
+
+class _Bar:
+    """click's progress bar over the bytes an import reads; nothing at all when quiet."""
+
+    def __init__(self, quiet: bool, label: str) -> None:
+        self.quiet = quiet
+        self.label = label
+        self.bar: Any = None
+
+    def begin(self, total: int) -> None:
+        if not self.quiet and total:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+
+    def advance(self, done: int) -> None:
+        if self.bar is not None:
+            self.bar.update(done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+def _options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option(
+        "--reconcile",
+        is_flag=True,
+        help="Delete (journaled, reason gc) the conversations whose transcript files are "
+        "gone from disk, so family() stops listing them.",
+    )(func)
+    func = click.option("--quiet", is_flag=True, help="No progress bar.")(func)
+    func = click.option(
+        "--max-file-size",
+        type=click.IntRange(min=1),
+        default=1024,
+        show_default=True,
+        help="Skip (and count) files larger than this many MiB.",
+    )(func)
+    return store_option(func)
+
+
+def _run(
+    host: str,
+    folder: Path | None,
+    reconcile: bool,
+    quiet: bool,
+    max_file_size: int,
+    store: str | None,
+) -> None:
+    from lineage_es.importers import import_claude, import_codex
+
+    importer = import_claude if host == "claude" else import_codex
+    bar = _Bar(quiet, f"reading {host} history")
+    with open_store(store) as engine:
+        try:
+            report = importer(
+                engine,
+                folder,
+                reconcile_gone=reconcile,
+                progress=bar,
+                max_file_bytes=max_file_size * 1024 * 1024,
+            )
+        finally:
+            bar.close()
+    _summary(report)
+
+
+def _summary(report: ImportReport) -> None:
+    for line in report.summary():
+        click.echo(line, err=True)
+
+
+@click.group("import")
+def import_command() -> None:
+    """Import the hosts' own agent history: months of past sessions become journal
+    events, so tree, family and time travel answer for the past too, and keep it after the
+    hosts delete their transcripts (Claude Code after 30 days by default).
+
+    Imports are incremental: a second run reads only what changed since the last one (kept
+    in the store itself), and a transcript deleted from disk deletes nothing unless you
+    pass --reconcile.
+
+    \b
+    Examples:
+      lineage import claude                       ~/.claude/projects
+      lineage import codex                        ~/.codex/sessions (.jsonl.zst too)
+      lineage import claude ~/old-laptop/projects --store sqlite:///history.sqlite
+      lineage import claude --reconcile --quiet   from cron: forget sessions gone from disk
+      lineage tree --all --at 2026-09-03T10:00:00Z
+    """
+
+
+@import_command.command("claude")
+@DIR_ARGUMENT
+@_options
+@reports_errors
+def import_claude_command(
+    folder: Path | None, reconcile: bool, quiet: bool, max_file_size: int, store: str | None
+) -> None:
+    """Import a Claude Code projects folder (default ~/.claude/projects): session files,
+    their subagents/ folders and the older flat agent-*.jsonl files.
+
+    \b
+    Example:
+      lineage import claude && lineage tree --all
+    """
+    _run("claude", folder, reconcile, quiet, max_file_size, store)
+
+
+@import_command.command("codex")
+@DIR_ARGUMENT
+@_options
+@reports_errors
+def import_codex_command(
+    folder: Path | None, reconcile: bool, quiet: bool, max_file_size: int, store: str | None
+) -> None:
+    """Import a Codex sessions folder (default ~/.codex/sessions): rollout-*.jsonl and
+    .jsonl.zst files, continuation files included.
+
+    \b
+    Example:
+      lineage import codex ~/.codex/archived_sessions
+    """
+    _run("codex", folder, reconcile, quiet, max_file_size, store)

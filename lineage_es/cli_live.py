@@ -1,0 +1,257 @@
+"""The ``lineage`` commands for using it live: ``hook``, ``install-hooks``, ``uninstall-hooks``
+and ``serve``; plus the loop behind ``lineage tree --watch``.
+
+Each is thin over a library module (:mod:`lineage_es.hook`, :mod:`lineage_es.hook_config`,
+:mod:`lineage_es.serve`); they are registered on the ``lineage`` group at the end of
+:mod:`lineage_es.cli`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lineage_es import cli as base
+
+HOST_CHOICE = click.Choice(["claude", "codex", "cursor"])
+
+
+@click.command(
+    context_settings={"ignore_unknown_options": True, "help_option_names": ["-h", "--help"]}
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook(args: tuple[str, ...]) -> None:
+    """Journal one hook payload read from stdin: what Claude Code, Codex or Cursor runs.
+
+    \b
+    lineage hook claude|codex|cursor [--store URL] [--record FILE] [--print-lineage]
+
+    It prints on stdout only what the host accepts from a hook that neither blocks nor
+    changes the action (nothing, for all three), and it never fails the host: any error is
+    written to hook.log in your data dir and the exit status is still 0.
+
+    \b
+    --store URL       the store (default: $LINEAGE_STORE, else your SQLite journal)
+    --record FILE     also append the payload to FILE as {"host", "at", "payload"},
+                      a recording lineage-replay and lineage ingest read
+    --print-lineage   write the sender's resolved lineage as JSON on stderr
+
+    \b
+    Examples:
+      echo '{"session_id":"s1","hook_event_name":"SessionStart"}' \\
+        | lineage hook claude --print-lineage
+      lineage install-hooks claude      # let Claude Code run it for you
+    """
+    from lineage_es.hook import emit, parse_args, read_payload, run_hook
+
+    parsed = parse_args(args)
+    if not parsed.host:
+        click.echo("lineage hook: name the host: claude, codex or cursor", err=True)
+        return
+    raw = read_payload(sys.stdin.buffer)
+    outcome = run_hook(
+        parsed.host,
+        raw,
+        store=parsed.store,
+        record=parsed.record,
+        answer=parsed.print_lineage,
+    )
+    emit(outcome, parsed.print_lineage, sys.stdout.buffer, sys.stderr.buffer)
+
+
+def scope_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--scope",
+        type=click.Choice(["user", "project"]),
+        default="user",
+        show_default=True,
+        help="user: your own config in your home; project: the config in this folder.",
+    )(func)
+
+
+def dry_run_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--dry-run", is_flag=True, help="Print the config as it would be written; change nothing."
+    )(func)
+
+
+@click.command("install-hooks")
+@click.argument("hosts", nargs=-1, required=True, type=HOST_CHOICE)
+@scope_option
+@dry_run_option
+@click.option(
+    "--store",
+    default=None,
+    help="Make the hooks write to this store instead of their default. " + base.STORE_HELP,
+)
+@click.option(
+    "--record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Make the hooks also append every payload to this recording.",
+)
+@base.reports_errors
+def install_hooks(
+    hosts: tuple[str, ...], scope: str, dry_run: bool, store: str | None, record: Path | None
+) -> None:
+    """Add lineage's hook to each host's own hook config, keeping every existing entry.
+
+    Claude Code: ~/.claude/settings.json; Codex: ~/.codex/hooks.json; Cursor:
+    ~/.cursor/hooks.json (with --scope project: .claude/settings.json, .codex/hooks.json,
+    .cursor/hooks.json here). Running it again changes nothing; the file it changes is kept
+    beside it as *.lineage-es.bak. The command installed is this install's Python, by
+    absolute path, running the hook module.
+
+    \b
+    Examples:
+      lineage install-hooks claude                  hook Claude Code for your user
+      lineage install-hooks codex cursor --dry-run  show what would be written
+      lineage install-hooks cursor --scope project  this project only
+      lineage uninstall-hooks claude                take exactly those entries out again
+    """
+    from lineage_es.hook_config import hook_command, install
+
+    for host in hosts:
+        command = hook_command(host, store=store, record=record)
+        change = install(host, scope, command=command, dry_run=dry_run)  # type: ignore[arg-type]
+        _report(change, "added", change.added)
+        if host == "codex" and change.changed and not dry_run:
+            click.echo(
+                "codex: Codex runs a new hook only once you trust it: open /hooks in Codex "
+                "(and on Codex before hooks were on by default, set [features] hooks = true "
+                "in ~/.codex/config.toml)",
+                err=True,
+            )
+
+
+@click.command("uninstall-hooks")
+@click.argument("hosts", nargs=-1, required=True, type=HOST_CHOICE)
+@scope_option
+@dry_run_option
+@base.reports_errors
+def uninstall_hooks(hosts: tuple[str, ...], scope: str, dry_run: bool) -> None:
+    """Remove exactly the hook entries install-hooks added; everything else stays.
+
+    \b
+    Examples:
+      lineage uninstall-hooks claude codex cursor
+      lineage uninstall-hooks cursor --scope project --dry-run
+    """
+    from lineage_es.hook_config import uninstall
+
+    for host in hosts:
+        change = uninstall(host, scope, dry_run=dry_run)  # type: ignore[arg-type]
+        _report(change, "removed", change.removed)
+
+
+def _report(change: Any, verb: str, events: tuple[str, ...]) -> None:
+    where = click.format_filename(change.path)
+    if change.dry_run:
+        if change.changed and change.text is None:
+            click.echo(f"# {change.host}: would remove {where} (nothing else is in it)", err=True)
+        elif change.changed:
+            click.echo(f"# {change.host}: would write {where}", err=True)
+            click.echo(change.text, nl=False)
+        else:
+            click.echo(f"{change.host}: {where} needs no change", err=True)
+        return
+    if not change.changed:
+        click.echo(f"{change.host}: {where} needs no change", err=True)
+        return
+    kept = ""
+    if change.backup is not None:
+        kept = f" (previous file kept as {click.format_filename(change.backup)})"
+    click.echo(f"{change.host}: {verb} {', '.join(events)} in {where}{kept}", err=True)
+
+
+@click.command()
+@click.option(
+    "--host",
+    "bind",
+    default="127.0.0.1",
+    show_default=True,
+    help="The address to listen on (loopback only, unless --allow-remote).",
+)
+@click.option("--port", type=int, default=7421, show_default=True, help="0 picks a free port.")
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Allow an address other machines can reach: the journal names every project you "
+    "work on, so think twice.",
+)
+@click.option("--quiet", is_flag=True, help="Do not log requests on stderr.")
+@base.store_option
+@base.reports_errors
+def serve(bind: str, port: int, allow_remote: bool, quiet: bool, store: str | None) -> None:
+    """Answer lineage questions over a small read-only HTTP JSON API.
+
+    \b
+    GET /tree                  the live forest (?all=1 adds stopped nodes, ?host=, ?root=)
+    GET /lineage/{id}          a conversation's lineage and live tree
+    GET /relation?a=A&b=B      what A is to B
+    GET /chain/{id}            the delegation chain up to the root
+
+    Ids are URL-encoded in paths; an unknown conversation is 404, bad parameters are 400.
+    Every answer is read from the journal as it is now (hooks keep writing meanwhile).
+
+    \b
+    Examples:
+      lineage serve &
+      curl -s 'http://127.0.0.1:7421/tree?all=1'
+      curl -s http://127.0.0.1:7421/lineage/a1000000000000001
+      curl -s 'http://127.0.0.1:7421/relation?a=a1000000000000001&b=5f1c2e4a-...'
+    """
+    from lineage_es.serve import make_server, url_of
+
+    def log(line: str) -> None:
+        click.echo(line, err=True)
+
+    with base.open_store(store) as engine:
+        server = make_server(
+            engine, bind, port, allow_remote=allow_remote, log=None if quiet else log
+        )
+        click.echo(f"serving {url_of(server)} (read-only; Ctrl-C stops)", err=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+
+
+def watch_loop(
+    position: Callable[[], int],
+    draw: Callable[[], None],
+    *,
+    interval: float,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
+    """Draw now, then again each time the journal's position moves, until interrupted;
+    returns how many times it drew. The position is read before each drawing, so facts that
+    arrive while it draws bring one more."""
+    last = position()
+    draw()
+    draws = 1
+    try:
+        while True:
+            sleep(interval)
+            now = position()
+            if now != last:
+                last = now
+                draw()
+                draws += 1
+    except KeyboardInterrupt:
+        pass
+    return draws
+
+
+def use_color() -> bool:
+    """Colour only on a terminal, and never when ``NO_COLOR`` is set."""
+    import os
+
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")

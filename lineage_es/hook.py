@@ -1,0 +1,299 @@
+"""One hook invocation: read a host's payload, journal it, and never get in the host's way.
+
+A host runs its hooks synchronously around every prompt and tool call, so this path imports as
+little as it can (no click; the engine only once a payload is in hand) and it never fails the
+host: whatever goes wrong is written to ``hook.log`` in the data dir and the exit status is 0.
+
+Run it as ``python -m lineage_es.hook claude|codex|cursor [--store URL] [--record FILE]
+[--print-lineage]`` (what ``lineage install-hooks`` installs: no click to import) or as
+``lineage hook HOST`` (the same function behind the ``lineage`` command).
+
+What a hook may print: Claude Code adds the stdout of ``SessionStart`` and ``UserPromptSubmit``
+hooks to the model's context, Codex parses any non-empty stdout as a JSON reply (and fails a
+``Stop`` hook whose reply it cannot parse), and Cursor treats output it cannot read as no
+answer. Each accepts an empty stdout with exit status 0 as "carry on unchanged" (Codex:
+``codex-rs/hooks/src/events/stop.rs`` skips an empty stdout; Cursor: the recorded
+``preToolUse``/``sessionStart`` probes in the corpus printed nothing and the action went
+ahead), so a hook that neither blocks nor changes the action prints nothing at all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from lineage_es.model import AgentLineage
+
+#: The largest payload read from stdin; the journal refuses longer lines anyway.
+MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
+
+#: The error log in the data dir, and the size at which it is rotated to ``hook.log.1``.
+LOG_NAME = "hook.log"
+LOG_MAX_BYTES = 1024 * 1024
+
+#: What each host accepts on stdout from a hook that neither blocks nor changes the action.
+HOST_OUTPUT: dict[str, bytes] = {"claude": b"", "codex": b"", "cursor": b""}
+
+USAGE = (
+    "usage: python -m lineage_es.hook claude|codex|cursor "
+    "[--store URL] [--record FILE] [--print-lineage]"
+)
+
+
+class HookOutcome(NamedTuple):
+    """What one invocation did: the host the payload was taken as, what to print on stdout,
+    the sender's lineage (``None`` when the payload was ignored or failed), and the error
+    that was logged, if any."""
+
+    host: str | None
+    stdout: bytes
+    lineage: AgentLineage | None = None
+    error: str | None = None
+
+
+def read_payload(stream: IO[bytes], limit: int = MAX_PAYLOAD_BYTES) -> bytes:
+    """At most ``limit + 1`` bytes of ``stream``: one more than allowed marks it too long
+    without reading an unbounded stream into memory."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = stream.read(min(1 << 20, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def choose_host(named: str, payload: dict[str, Any]) -> str:
+    """The host a payload is taken from: the one named on the command line, except a
+    Cursor payload run through another host's hooks (Cursor loads Claude Code's hook
+    settings as third-party hooks and sends its own payloads to them)."""
+    if named == "cursor" or not ("cursor_version" in payload or "conversation_id" in payload):
+        return named
+    from lineage_es.hosts import adapter
+
+    return "cursor" if adapter("cursor").recognises(payload) else named
+
+
+def recording_line(host: str, at: datetime, payload: dict[str, Any]) -> bytes:
+    """The payload in the recording form of ``lineage-replay``: host, receipt time, payload."""
+    import orjson
+
+    stamp = at.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return orjson.dumps({"host": host, "at": stamp, "payload": payload}) + b"\n"
+
+
+def append_private(path: Path, data: bytes) -> None:
+    """Append ``data`` in one write to a file only its owner can read: recordings hold
+    prompts and tool input."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def run_hook(
+    host: str,
+    raw: bytes,
+    *,
+    store: str | None = None,
+    record: Path | None = None,
+    at: datetime | None = None,
+    answer: bool = True,
+) -> HookOutcome:
+    """Journal one raw hook payload from ``host`` into ``store`` (default: the user's store).
+
+    Never raises: any failure is logged to ``hook.log`` and reported in the outcome, and
+    ``stdout`` is always what the host accepts from a hook that changes nothing.
+    """
+    received = at or datetime.now(UTC)
+    taken: str | None = None
+    try:
+        from lineage_es.facts import HOSTS
+
+        if host not in HOSTS:
+            raise ValueError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
+        taken = host
+        payload = _parse(raw)
+        taken = choose_host(host, payload)
+        if record is not None:
+            _record(record, taken, received, payload)
+        from lineage_es.engine import open_engine
+
+        with open_engine(store) as engine:
+            if answer:
+                lineage = engine.observe(taken, payload, at=received)
+            else:  # nobody reads the answer: do not build it (the tree of every live root)
+                engine.record(taken, payload, at=received)
+                lineage = None
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+        expected = isinstance(exc, ValueError) or _is_lineage_error(exc)
+        log_error(taken or host, reason, "" if expected else _traceback())
+        return HookOutcome(taken, HOST_OUTPUT.get(taken or "", b""), error=reason)
+    return HookOutcome(taken, HOST_OUTPUT[taken], lineage=lineage)
+
+
+def _record(path: Path, host: str, at: datetime, payload: dict[str, Any]) -> None:
+    """Append the payload to the recording; a recording that cannot be written is logged and
+    the payload is journaled all the same."""
+    try:
+        append_private(path, recording_line(host, at, payload))
+    except OSError as exc:
+        log_error(host, f"cannot record to {path}: {exc.strerror or exc}")
+
+
+def _traceback() -> str:
+    import traceback  # only on the error path: the hook path imports as little as it can
+
+    return traceback.format_exc()
+
+
+def _is_lineage_error(exc: Exception) -> bool:
+    """A refusal the library means (a bad payload, a store it cannot open): its reason is
+    the whole story, no traceback needed."""
+    from lineage_es.errors import LineageError
+
+    return isinstance(exc, LineageError)
+
+
+def _parse(raw: bytes) -> dict[str, Any]:
+    import orjson
+
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        raise ValueError(f"payload is larger than {MAX_PAYLOAD_BYTES:,} bytes")
+    if not raw.strip():
+        raise ValueError("no payload on stdin")
+    value = orjson.loads(raw)
+    if not isinstance(value, dict):
+        raise ValueError(f"payload is a JSON {type(value).__name__}, not an object")
+    return value
+
+
+def log_path() -> Path:
+    """Where hook errors are written: ``hook.log`` in the data dir of the default store."""
+    from lineage_es.stores import data_dir
+
+    return data_dir() / LOG_NAME
+
+
+def log_error(host: str, reason: str, detail: str = "") -> None:
+    """Append one error to ``hook.log`` (rotated past :data:`LOG_MAX_BYTES`); a log that
+    cannot be written is given up silently: the host must never see it."""
+    try:
+        path = log_path()
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            if path.stat().st_size > LOG_MAX_BYTES:
+                os.replace(path, path.with_name(LOG_NAME + ".1"))
+        except FileNotFoundError:
+            pass
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        text = f"{stamp} {host}: {reason}\n"
+        if detail and not detail.startswith("NoneType: None"):
+            text += "".join(f"    {line}\n" for line in detail.rstrip().splitlines())
+        append_private(path, text.encode("utf-8", "replace"))
+    except Exception:  # the host must not see a logging failure
+        return
+
+
+class HookArgs(NamedTuple):
+    """The command line of ``python -m lineage_es.hook``."""
+
+    host: str
+    store: str | None = None
+    record: Path | None = None
+    print_lineage: bool = False
+
+
+def parse_args(argv: Sequence[str]) -> HookArgs:
+    """The hook's arguments; unknown ones are ignored rather than refused, and everything
+    from a ``#`` on is a comment (the installed command carries a marker comment, which a
+    host that runs it without a shell passes on as words)."""
+    host = ""
+    store: str | None = os.environ.get("LINEAGE_STORE") or None
+    record: Path | None = None
+    print_lineage = False
+    words = list(argv)
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word.startswith("#"):
+            break
+        if word == "--print-lineage":
+            print_lineage = True
+        elif word in ("--store", "--record") and i + 1 < len(words):
+            i += 1
+            if word == "--store":
+                store = words[i]
+            else:
+                record = Path(words[i]).expanduser()
+        elif word.startswith("--store="):
+            store = word.split("=", 1)[1]
+        elif word.startswith("--record="):
+            record = Path(word.split("=", 1)[1]).expanduser()
+        elif not word.startswith("-") and not host:
+            host = word
+        i += 1
+    return HookArgs(host, store, record, print_lineage)
+
+
+def lineage_json(lineage: AgentLineage | None) -> bytes:
+    """The resolved lineage as JSON (``null`` when the payload was ignored)."""
+    import orjson
+
+    from lineage_es.model import to_json
+
+    return orjson.dumps(to_json(lineage)) + b"\n"
+
+
+def emit(outcome: HookOutcome, print_lineage: bool, stdout: IO[bytes], stderr: IO[bytes]) -> None:
+    """Write what the host accepts on stdout and, when asked, the lineage on stderr."""
+    try:
+        if outcome.stdout:
+            stdout.write(outcome.stdout)
+            stdout.flush()
+        if print_lineage:
+            if outcome.error is not None:
+                stderr.write(f"lineage hook: {outcome.error}\n".encode("utf-8", "replace"))
+            else:
+                stderr.write(lineage_json(outcome.lineage))
+            stderr.flush()
+    except Exception as exc:  # a closed pipe must not fail the host either
+        log_error(outcome.host or "?", f"cannot write the hook's output: {exc}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m lineage_es.hook``: always exits 0."""
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+        if not args.host:
+            log_error("?", f"no host given; {USAGE}")
+            return 0
+        raw = read_payload(sys.stdin.buffer)
+        outcome = run_hook(
+            args.host, raw, store=args.store, record=args.record, answer=args.print_lineage
+        )
+        emit(outcome, args.print_lineage, sys.stdout.buffer, sys.stderr.buffer)
+    except BaseException as exc:  # even an interrupt: the host must not see a failure
+        log_error("?", f"{type(exc).__name__}: {exc}", _traceback())
+    return 0
+
+
+if __name__ == "__main__":
+    main()
+    # Everything is durable and closed by now; skip tearing the interpreter down (garbage
+    # collecting the engine's modules and objects), which costs a hook process ~8 ms.
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)

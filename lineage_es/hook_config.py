@@ -1,0 +1,350 @@
+"""Put ``lineage`` hooks into each host's own hook config, and take exactly them out again.
+
+Where each host reads its hooks, and in what shape:
+
+- Claude Code: ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR`` when set) or
+  ``.claude/settings.json`` in the project; ``{"hooks": {"<Event>": [{"matcher": "...",
+  "hooks": [{"type": "command", "command": "...", "timeout": N}]}]}}``.
+- Codex CLI: ``~/.codex/hooks.json`` (``$CODEX_HOME`` when set) or ``.codex/hooks.json`` in the
+  project, the same shape as Claude's (openai/codex ``codex-rs/hooks``; Codex also reads inline
+  ``[hooks]`` tables in ``config.toml``, which are left alone). Codex runs a new command hook only
+  after it is trusted in ``/hooks``.
+- Cursor: ``~/.cursor/hooks.json`` or ``.cursor/hooks.json`` in the project;
+  ``{"version": 1, "hooks": {"<event>": [{"command": "..."}]}}``.
+
+Every entry added carries :data:`MARKER` at the end of its command (a shell comment), so
+uninstalling removes those entries and nothing else. Installing keeps every existing entry,
+adds nothing twice, writes atomically and keeps a backup of the file it changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from lineage_es.errors import LineageError
+
+Scope = Literal["user", "project"]
+HOOK_HOSTS = ("claude", "codex", "cursor")
+
+#: The comment that marks a command as ours; uninstall removes exactly the entries ending in it.
+MARKER = "# added by lineage install-hooks"
+
+#: The events each host adapter reads.
+EVENTS: dict[str, tuple[str, ...]] = {
+    "claude": (
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "SubagentStart",
+        "SubagentStop",
+        "Stop",
+        "SessionEnd",
+    ),
+    "codex": (
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "SubagentStart",
+        "SubagentStop",
+        "Stop",
+    ),
+    "cursor": (
+        "sessionStart",
+        "beforeSubmitPrompt",
+        "preToolUse",
+        "subagentStart",
+        "subagentStop",
+        "stop",
+        "sessionEnd",
+    ),
+}
+
+#: Events whose matcher is a tool name: ours match every tool ("*" in Claude and Codex).
+TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
+
+#: Seconds a host waits for the hook before killing it (a store locked by another writer
+#: must not hold an agent up for long). Cursor's entries take no timeout here.
+TIMEOUT_SECONDS = 10
+
+BACKUP_SUFFIX = ".lineage-es.bak"
+
+#: Each host's hook config inside a project folder.
+PROJECT_FILES = {
+    "claude": ".claude/settings.json",
+    "codex": ".codex/hooks.json",
+    "cursor": ".cursor/hooks.json",
+}
+
+
+class HookConfigError(LineageError):
+    """A host's config file cannot be read or changed safely; it is left as it was."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigChange:
+    """What an install or uninstall did (or, with ``dry_run``, would do) to one file."""
+
+    host: str
+    path: Path
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    backup: Path | None = None
+    dry_run: bool = False
+    text: str | None = None  # the file as written; None when the change removes it
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed)
+
+
+def config_path(host: str, scope: Scope = "user", *, cwd: Path | None = None) -> Path:
+    """The file ``host`` reads its hooks from, for the user or for the project in ``cwd``."""
+    _check_host(host)
+    if scope == "project":
+        return (cwd or Path.cwd()) / PROJECT_FILES[host]
+    if scope != "user":
+        raise HookConfigError(f"unknown scope {scope!r}; expected user or project")
+    home = Path.home()
+    if host == "claude":
+        return Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "settings.json"
+    if host == "codex":
+        return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "hooks.json"
+    return home / ".cursor" / "hooks.json"
+
+
+def hook_command(
+    host: str,
+    *,
+    python: str | None = None,
+    store: str | None = None,
+    record: Path | None = None,
+) -> str:
+    """The command a host runs: this install's Python, by absolute path, running the hook
+    module (no click on the hook path), then :data:`MARKER`."""
+    _check_host(host)
+    words = [str(Path(python or sys.executable).absolute()), "-m", "lineage_es.hook", host]
+    if store is not None:
+        words += ["--store", store]
+    if record is not None:
+        words += ["--record", str(record.expanduser().absolute())]
+    return f"{shlex.join(words)} {MARKER}"
+
+
+def is_ours(command: object) -> bool:
+    """Whether a configured command is one ``install-hooks`` added."""
+    return isinstance(command, str) and command.rstrip().endswith(MARKER)
+
+
+def install(
+    host: str,
+    scope: Scope = "user",
+    *,
+    cwd: Path | None = None,
+    command: str | None = None,
+    dry_run: bool = False,
+) -> ConfigChange:
+    """Add a hook entry for every event ``host`` reports, keeping every existing entry.
+
+    Idempotent: an event that already runs ``command`` gets nothing new. An entry of ours
+    with an older command (another install path, another store) is replaced by the new one.
+    """
+    path = config_path(host, scope, cwd=cwd)
+    wanted = command or hook_command(host)
+    document = _load(path)
+    hooks = _hooks_table(document, path, create=True)
+    assert hooks is not None
+    if host == "cursor":
+        document.setdefault("version", 1)
+    added: list[str] = []
+    removed: list[str] = []
+    for event in EVENTS[host]:
+        entries = _event_list(hooks, event, path)
+        if any(command_of(host, entry) == wanted for entry in entries):
+            continue
+        stale = _drop_ours(host, entries)
+        if stale:
+            removed.append(event)
+        entries.append(_entry(host, event, wanted))
+        added.append(event)
+    return _finish(host, path, document, tuple(added), tuple(removed), dry_run)
+
+
+def uninstall(
+    host: str, scope: Scope = "user", *, cwd: Path | None = None, dry_run: bool = False
+) -> ConfigChange:
+    """Remove every entry ``install`` added for ``host``, and any container it leaves empty;
+    everything else stays as it was."""
+    path = config_path(host, scope, cwd=cwd)
+    if not path.exists():
+        return ConfigChange(host, path, dry_run=dry_run)
+    document = _load(path)
+    hooks = _hooks_table(document, path, create=False)
+    if hooks is None:
+        return ConfigChange(host, path, dry_run=dry_run)
+    removed: list[str] = []
+    for event in list(hooks):
+        entries = hooks[event]
+        if not isinstance(entries, list):
+            continue
+        if _drop_ours(host, entries):
+            removed.append(event)
+            if not entries:
+                del hooks[event]
+    if removed and not hooks:
+        del document["hooks"]
+        if host == "cursor" and list(document) == ["version"]:
+            document.clear()
+    return _finish(host, path, document, (), tuple(removed), dry_run)
+
+
+def command_of(host: str, entry: object) -> str | None:
+    """The command of one of ``host``'s entries when it is a single command of ours, else
+    ``None`` (Claude and Codex entries hold a list of commands; Cursor's are one each)."""
+    if not isinstance(entry, dict):
+        return None
+    if host == "cursor":
+        command = entry.get("command")
+        return command if is_ours(command) else None
+    inner = entry.get("hooks")
+    if isinstance(inner, list) and len(inner) == 1 and isinstance(inner[0], dict):
+        command = inner[0].get("command")
+        return command if is_ours(command) else None
+    return None
+
+
+def _drop_ours(host: str, entries: list[Any]) -> bool:
+    """Remove our commands from ``entries`` in place; a Claude/Codex matcher group that held
+    only ours goes too. Whether anything was removed."""
+    found = False
+    for entry in list(entries):
+        if not isinstance(entry, dict):
+            continue
+        if host == "cursor":
+            if is_ours(entry.get("command")):
+                entries.remove(entry)
+                found = True
+            continue
+        inner = entry.get("hooks")
+        if not isinstance(inner, list):
+            continue
+        kept = [h for h in inner if not (isinstance(h, dict) and is_ours(h.get("command")))]
+        if len(kept) == len(inner):
+            continue
+        found = True
+        if kept:
+            entry["hooks"] = kept
+        else:
+            entries.remove(entry)
+    return found
+
+
+def _entry(host: str, event: str, command: str) -> dict[str, Any]:
+    if host == "cursor":
+        return {"command": command}
+    handler = {"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}
+    group: dict[str, Any] = {"matcher": "*"} if event in TOOL_EVENTS else {}
+    group["hooks"] = [handler]
+    return group
+
+
+def _check_host(host: str) -> None:
+    if host not in HOOK_HOSTS:
+        raise HookConfigError(f"unknown host {host!r}; expected one of {', '.join(HOOK_HOSTS)}")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise HookConfigError(f"cannot read {path}: {exc.strerror}") from None
+    if not text.strip():
+        return {}
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise HookConfigError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "fix it by hand first, nothing was changed"
+        ) from None
+    if not isinstance(document, dict):
+        raise HookConfigError(f"{path} holds a JSON {type(document).__name__}, not an object")
+    return document
+
+
+def _hooks_table(document: dict[str, Any], path: Path, *, create: bool) -> dict[str, Any] | None:
+    hooks = document.get("hooks")
+    if hooks is None:
+        if not create:
+            return None
+        hooks = document["hooks"] = {}
+    if not isinstance(hooks, dict):
+        raise HookConfigError(f"{path}: 'hooks' is not an object; nothing was changed")
+    return hooks
+
+
+def _event_list(hooks: dict[str, Any], event: str, path: Path) -> list[Any]:
+    entries = hooks.setdefault(event, [])
+    if not isinstance(entries, list):
+        raise HookConfigError(f"{path}: hooks.{event} is not a list; nothing was changed")
+    return entries
+
+
+def render(document: Mapping[str, Any]) -> str:
+    """The config as written: two-space JSON, keys in their order, non-ASCII kept."""
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _finish(
+    host: str,
+    path: Path,
+    document: dict[str, Any],
+    added: tuple[str, ...],
+    removed: tuple[str, ...],
+    dry_run: bool,
+) -> ConfigChange:
+    # A config left empty by an uninstall was one the install created: remove the file.
+    text = None if removed and not added and not document else render(document)
+    change = ConfigChange(host, path, added, removed, dry_run=dry_run, text=text)
+    if dry_run or not change.changed:
+        return change
+    backup = _write(path, text)
+    return ConfigChange(host, path, added, removed, backup=backup, text=text)
+
+
+def _write(path: Path, text: str | None) -> Path | None:
+    """Write ``text`` to ``path`` atomically (``None``: remove the file), keeping the previous
+    file as a backup and its permissions; returns the backup's path (``None`` for a new file)."""
+    backup: Path | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = 0o600
+        if path.exists():
+            backup = path.with_name(path.name + BACKUP_SUFFIX)
+            shutil.copy2(path, backup)
+            mode = path.stat().st_mode & 0o777
+        if text is None:
+            path.unlink()
+            return backup
+        scratch = path.with_name(f".{path.name}.lineage-es.tmp")
+        fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(scratch, mode)
+        os.replace(scratch, path)
+    except OSError as exc:
+        raise HookConfigError(f"cannot write {path}: {exc.strerror}") from None
+    return backup

@@ -1,0 +1,353 @@
+"""Import a Codex sessions folder (``~/.codex/sessions``) into the journal.
+
+Layout (HOSTS.md 2.3): ``YYYY/MM/DD/rollout-<local time>-<threadId>.jsonl``, possibly
+compressed (``.jsonl.zst``); continuation files ``…-<threadId>_<rolloutId>.jsonl`` start with
+``history_base`` and carry on their thread. What rows mean is
+:class:`~lineage_es.hosts.codex_rollout.RolloutReader`'s business, as for ``lineage ingest``:
+only the first ``session_meta`` of a file is authoritative, forked children copy their
+parent's, review and guardian threads are not delegation.
+
+A Codex row names its kind in its first bytes (``{"timestamp":…,"type":…,"payload":{"type":…``),
+so each line is looked at there and parsed only when it can carry a lineage fact: headers,
+spawn, close and resume calls and the outputs of spawn calls, sub-agent activity, a child's
+turn ends. Every file's observations are journaled together in the host's time order, so a
+parent's spawn comes before the child's own header, whichever file holds them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from lineage_es.errors import InputError
+from lineage_es.facts import Acted, ChildIdentified, Fact, Observation, RootSeen, Stopped
+from lineage_es.hosts.base import parse_time, payload_key
+from lineage_es.hosts.codex import HOST
+from lineage_es.hosts.codex_rollout import RolloutReader, RolloutThread
+from lineage_es.importers.ledger import (
+    SILENT,
+    Found,
+    ImportReport,
+    Ledger,
+    Progress,
+    Timed,
+    count_gone,
+    feed,
+    reconcile,
+    walk,
+)
+from lineage_es.importers.lines import (
+    BAD_FIELDS,
+    CORRUPT,
+    MAX_FILE_BYTES,
+    NOT_JSON,
+    NOT_OBJECT,
+    TOO_LARGE,
+    UNKNOWN_TYPE,
+    UNREADABLE,
+    Skips,
+    is_compressed,
+    open_binary,
+    read_lines,
+)
+
+if TYPE_CHECKING:
+    from lineage_es.engine import Engine
+
+DEFAULT_FOLDER = Path("~/.codex/sessions")
+
+#: Rollout line types (0.7x to 0.15x). Others are counted and passed over.
+ROW_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "history_base"}
+)
+
+_ROW_TYPES = frozenset(kind.encode() for kind in ROW_TYPES)
+
+#: Events that can carry a lineage fact, as they appear in a line's first bytes.
+_EVENTS = (b'"sub_agent_activity"', b'"collab_agent_spawn_end"', b'"collab_close_end"')
+#: A child's turn ends (they stop it until its next row).
+_TURN_ENDS = (b'"task_complete"', b'"turn_aborted"')
+_CALLS = (b"spawn_agent", b"close_agent", b"resume_agent")
+_HEAD = 256
+_TYPE = re.compile(rb'"type":"([^"]*)"')
+_CONTINUATION = re.compile(
+    r".*-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})_[^/]+"
+    r"\.jsonl(\.zst)?"
+)
+
+
+def import_codex(
+    engine: Engine,
+    folder: Path | None = None,
+    *,
+    reconcile_gone: bool = False,
+    progress: Progress = SILENT,
+    max_file_bytes: int = MAX_FILE_BYTES,
+) -> ImportReport:
+    """Import every rollout under ``folder`` (default ``~/.codex/sessions``) that changed
+    since the last import into ``engine``; with ``reconcile_gone``, delete (as ``gc``) the
+    threads whose rollout files are gone."""
+    root = (folder or DEFAULT_FOLDER).expanduser().resolve()
+    if not root.is_dir():
+        raise InputError("not a folder", path=str(root))
+    found = list(walk(root, lambda name: name.endswith((".jsonl", ".jsonl.zst"))))
+    report = ImportReport(HOST, str(root))
+    report.files = len(found)
+    ledger = Ledger(engine, HOST, root)
+    changed = [f for f in found if not ledger.unchanged(f)]
+    report.unchanged = len(found) - len(changed)
+    # Continuations after the files they continue; otherwise in name (creation) order.
+    changed.sort(key=lambda f: (_continued(f) is not None, f.rel))
+    progress.begin(sum(f.size - _offset(ledger, f) for f in changed))
+    timed: list[Timed] = []
+    for rank, item in enumerate(changed):
+        if item.size > max_file_bytes:
+            report.skipped[TOO_LARGE] += 1
+            continue
+        timed.extend(_Rollout(ledger, report, item, rank).read(progress))
+    feed(engine, timed, report)
+    ledger.save()
+    present = {f.rel for f in found}
+    count_gone(ledger, present, report)
+    if reconcile_gone:
+        reconcile(engine, ledger, present, report)
+    return report
+
+
+def _offset(ledger: Ledger, found: Found) -> int:
+    """Where reading ``found`` will start (for the progress bar's length)."""
+    entry = ledger.entry(found.rel)
+    offset = int(entry.get("offset", 0)) if entry and not found.rel.endswith(".zst") else 0
+    return offset if offset <= found.size else 0
+
+
+def _continued(found: Found) -> str | None:
+    """The thread a continuation file carries on (``…-<threadId>_<rolloutId>.jsonl``)."""
+    match = _CONTINUATION.fullmatch(found.rel.rsplit("/", 1)[-1])
+    return match.group(1) if match else None
+
+
+@dataclass
+class _Rollout:
+    """One rollout file being read from where the last import stopped."""
+
+    ledger: Ledger
+    report: ImportReport
+    found: Found
+    rank: int
+    timed: list[Timed] = field(default_factory=list)
+    emitted: dict[int, int] = field(default_factory=dict)
+    owns: set[str] = field(default_factory=set)
+
+    def read(self, progress: Progress) -> list[Timed]:
+        found = self.found
+        entry = dict(self.ledger.entry(found.rel) or {})
+        path = Path(found.path)
+        compressed = is_compressed(path)
+        if entry and (compressed or self._rewritten(entry)):
+            entry = {}  # a compressed file is read again whole: it cannot be resumed inside
+        self.reader = RolloutReader(found.path)
+        thread = _continued(found)
+        if entry:
+            self.reader.restore(entry.get("state") or {})
+        elif thread is not None:
+            self.reader.restore(self.ledger.group(f"thread:{thread}") or _bare(thread))
+        self.owns = set(entry.get("owns") or ())
+        start = int(entry.get("offset", 0))
+        self.resume = bool(entry) or thread is not None
+        skips: Skips = self.report.skipped
+        offset, number = start, int(entry.get("line", 0))
+        self.last: tuple[int, int, bytes] | None = None
+        try:
+            with open_binary(path) as stream:
+                if start:
+                    stream.seek(start)
+                for raw, size, complete in read_lines(stream, skips):
+                    if not complete:
+                        self.report.partial += 1
+                        break
+                    here, offset, number = offset, offset + size, number + 1
+                    progress.advance(size)
+                    if raw and raw.strip():
+                        if self._wanted(raw):
+                            self._line(number, raw, skips)
+                        else:
+                            self.reader.in_header = False
+                        if b'"timestamp"' in raw[:_HEAD]:
+                            self.last = (here, number, raw)
+                self._last_row(self.reader.thread, self.reader.delegation)
+        except OSError:
+            skips[UNREADABLE] += 1
+            return []
+        except Exception:
+            if not compressed:
+                raise
+            skips[CORRUPT] += 1  # zstandard's own errors: a damaged frame
+            return []
+        self.report.read += 1
+        self.report.bytes += offset - start
+        state = self.reader.state()
+        tid = (state.get("thread") or {}).get("id")
+        if isinstance(tid, str):
+            self.owns.add(tid)
+            self.ledger.put_group(f"thread:{tid}", state)
+        check = b"" if compressed else _tail(path, offset)
+        self.ledger.put(
+            found.rel,
+            {
+                "kind": "rollout",
+                "size": found.size,
+                "mtime": found.mtime,
+                "offset": offset,
+                "line": number,
+                "check": check.hex(),
+                "state": state,
+                "owns": sorted(self.owns),
+            },
+        )
+        return self.timed
+
+    def _rewritten(self, entry: dict[str, Any]) -> bool:
+        offset = int(entry.get("offset", 0))
+        if self.found.size < offset:
+            return True
+        check = bytes.fromhex(entry.get("check") or "")
+        return bool(check) and _tail(Path(self.found.path), offset) != check
+
+    def _wanted(self, raw: bytes) -> bool:
+        """Whether a line can carry a lineage fact, judged from its first bytes."""
+        reader = self.reader
+        thread = reader.thread
+        if thread is None or thread.copying or self.resume:
+            return True
+        head = raw[:_HEAD]
+        kind = _TYPE.search(head)
+        if kind is None or kind.group(1) not in _ROW_TYPES:
+            self.report.skipped[UNKNOWN_TYPE] += 1
+            return False
+        kind_name = kind.group(1)
+        if kind_name == b"session_meta":
+            return True
+        if kind_name == b"response_item":
+            if b'"function_call"' in head:
+                return any(call in raw for call in _CALLS)
+            if b'"function_call_output"' in head and thread.spawn_calls:
+                return any(key.encode() in raw for key in thread.spawn_calls)
+            return False
+        if kind_name == b"event_msg":
+            if b'"item_completed"' in head:
+                return b"SubAgentActivity" in raw
+            if thread.is_child and any(end in head for end in _TURN_ENDS):
+                return True
+            return any(event in head for event in _EVENTS)
+        return False
+
+    def _line(self, number: int, raw: bytes, skips: Skips) -> None:
+        try:
+            row = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            skips[NOT_JSON] += 1
+            return
+        if not isinstance(row, dict):
+            skips[NOT_OBJECT] += 1
+            return
+        before, delegation = self.reader.thread, self.reader.delegation
+        try:
+            observation = self.reader.observe(row, number)
+        except InputError:
+            skips[BAD_FIELDS] += 1
+            return
+        if before is not None and self.reader.thread is not before:
+            # Two rollouts in one file (as recorders keep them): the first ends here.
+            self._last_row(before, delegation)
+        if observation is None:
+            if not self.reader.delegation:
+                self.resume = False  # a review or guardian thread: nothing to resume
+            return
+        facts = observation.facts
+        header = row.get("type") == "session_meta"
+        if not (header or self.resume or any(not isinstance(f, Acted) for f in facts)):
+            return
+        self.resume = False
+        self._emit(number, observation)
+        if Stopped(conversation=observation.requester) in facts:
+            self.resume = True  # a child's turn ended: its next row, if any, resumes it
+
+    def _last_row(self, thread: RolloutThread | None, delegation: bool) -> None:
+        """A thread's last row stops it (a resumed thread's next row starts it again); a
+        child's turn ends already stop it, a root's do not."""
+        last = self.last
+        if last is None or thread is None or not delegation:
+            return
+        _, number, raw = last
+        try:
+            row = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return
+        at = parse_time(row.get("timestamp")) if isinstance(row, dict) else None
+        if at is None:
+            return
+        index = self.emitted.get(number)
+        stop = Stopped(conversation=thread.id)
+        if index is not None:
+            when, rank, line, earlier = self.timed[index]
+            if stop not in earlier.facts:
+                self.timed[index] = (when, rank, line, _with(earlier, (*earlier.facts, stop)))
+            return
+        self._emit(
+            number,
+            Observation(
+                host=HOST,
+                requester=thread.id,
+                key=payload_key(row),
+                facts=(stop,),
+                root=thread.root,
+                workspace=thread.workspace,
+                at=at,
+            ),
+        )
+
+    def _emit(self, number: int, observation: Observation) -> None:
+        for fact in observation.facts:
+            if isinstance(fact, RootSeen):
+                self.report.roots.add(fact.conversation)
+            elif isinstance(fact, ChildIdentified):
+                self.report.subagents.add(fact.child)
+                self.owns.add(fact.child)
+        when = observation.at or datetime.fromtimestamp(self.found.mtime / 1e9, tz=UTC)
+        self.emitted[number] = len(self.timed)
+        self.timed.append((when, self.rank, number, observation))
+
+
+def _bare(thread: str) -> dict[str, Any]:
+    """A continuation of a thread no earlier import read: its rows still act for it."""
+    return {"thread": {"id": thread}, "delegation": True, "in_header": False}
+
+
+def _tail(path: Path, offset: int) -> bytes:
+    """The bytes just before ``offset``: they tell an appended file from a replaced one."""
+    if offset <= 0:
+        return b""
+    try:
+        with path.open("rb") as stream:
+            stream.seek(max(0, offset - 32))
+            return stream.read(min(32, offset))
+    except OSError:
+        return b""
+
+
+def _with(observation: Observation, facts: tuple[Fact, ...]) -> Observation:
+    return Observation(
+        host=observation.host,
+        requester=observation.requester,
+        key=observation.key,
+        facts=facts,
+        root=observation.root,
+        workspace=observation.workspace,
+        at=observation.at,
+    )

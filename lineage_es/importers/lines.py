@@ -1,0 +1,161 @@
+"""Reading history files a line at a time, from a byte offset, never a whole file at once.
+
+Every line is bounded (32 MiB, like the transcript readers) before anything looks at it; an
+overlong line is skipped unread and counted. The last line of a file without its newline may
+still be being written: the caller decides whether it is complete (it parses) or is left for
+the next import, which starts again at the offset before it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, NamedTuple
+
+#: A line longer than this is skipped unread (the transcript readers refuse it the same way).
+MAX_LINE_BYTES = 32 * 1024 * 1024
+
+#: Files larger than this are skipped by default: no real transcript is near it, and it keeps
+#: a stray multi-gigabyte file from holding the import for minutes.
+MAX_FILE_BYTES = 1024 * 1024 * 1024
+
+_CHUNK = 1024 * 1024
+
+#: How much :class:`Chunks` reads at a time (never more than a line may hold).
+REGION_BYTES = 4 * _CHUNK
+
+#: Why rows or files were skipped, with how many of each.
+Skips = Counter[str]
+
+OVERLONG = f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB"
+NOT_JSON = "line is not JSON"
+NOT_OBJECT = "line is not a JSON object"
+UNKNOWN_TYPE = "row of an unknown type"
+BAD_FIELDS = "row with mistyped lineage fields"
+UNREADABLE = "unreadable file"
+TOO_LARGE = "file larger than the size limit"
+BAD_SIDECAR = "unreadable agent sidecar (.meta.json)"
+CORRUPT = "corrupt compressed file"
+
+
+def is_compressed(path: Path) -> bool:
+    return path.name.endswith(".zst")
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """``path`` opened for reading bytes, decompressed as a stream when it ends in ``.zst``."""
+    raw = path.open("rb")
+    if not is_compressed(path):
+        return raw
+    try:
+        import zstandard
+
+        reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
+    except BaseException:
+        raw.close()
+        raise
+    return io.BufferedReader(reader, buffer_size=_CHUNK)
+
+
+def read_lines(stream: IO[bytes], skips: Skips) -> Iterator[tuple[bytes, int, bool]]:
+    """Each line of ``stream`` from where it stands: its bytes, how many bytes it took, and
+    whether it ended in a newline.
+
+    A line over :data:`MAX_LINE_BYTES` is consumed in chunks, never held, counted in
+    ``skips`` and yielded as empty bytes with its true length, so the caller's offsets stay
+    right; one that reaches the end of the file without its newline is yielded incomplete.
+    """
+    readline = stream.readline
+    limit = MAX_LINE_BYTES + 1
+    while raw := readline(limit):
+        if len(raw) < limit or raw[-1] == 10:  # 10 is b"\n"
+            yield raw, len(raw), raw[-1] == 10
+            continue
+        size = len(raw)
+        complete = False
+        while chunk := readline(_CHUNK):
+            size += len(chunk)
+            if chunk[-1] == 10:
+                complete = True
+                break
+        if complete:
+            skips[OVERLONG] += 1
+        yield b"", size, complete
+
+
+class Region(NamedTuple):
+    """Complete lines read in one go: ``data`` starts at byte ``offset`` of the file and ends
+    right after a newline."""
+
+    data: bytes
+    offset: int
+
+
+class Chunks:
+    """A file read in large chunks from a byte offset, as regions of complete lines.
+
+    Searching a large region for a few markers runs in C; looping over every line in Python
+    costs several times that, so callers look only at the lines a marker points to. After
+    the iteration, ``end`` is the offset after the last complete line, ``partial`` says an
+    incomplete last line was left for the next import, and ``last`` holds up to
+    :data:`TAIL` of the last complete lines as (offset, bytes).
+    """
+
+    TAIL = 16
+
+    def __init__(self, stream: IO[bytes], offset: int, skips: Skips) -> None:
+        self.stream = stream
+        self.end = offset
+        self.skips = skips
+        self.partial = False
+        self.last: list[tuple[int, bytes]] = []
+
+    def __iter__(self) -> Iterator[Region]:
+        carry = b""
+        skipping = 0  # > 0 while discarding an overlong line: the bytes discarded so far
+        limit = MAX_LINE_BYTES
+        while data := self.stream.read(min(REGION_BYTES, limit)):
+            if skipping:
+                newline = data.find(b"\n")
+                if newline < 0:
+                    skipping += len(data)
+                    continue
+                self.skips[OVERLONG] += 1
+                self.end += skipping + newline + 1
+                skipping = 0
+                data = data[newline + 1 :]
+            buffer = carry + data if carry else data
+            if carry and buffer.find(b"\n", len(carry)) >= limit:
+                # The line begun in the previous chunk ends here, too long to look at.
+                newline = buffer.find(b"\n", len(carry))
+                self.skips[OVERLONG] += 1
+                self.end += newline + 1
+                buffer, carry = buffer[newline + 1 :], b""
+            cut = buffer.rfind(b"\n") + 1
+            if cut == 0:
+                if len(buffer) > limit:
+                    skipping, carry = len(buffer), b""
+                else:
+                    carry = buffer
+                continue
+            region = Region(buffer[:cut] if cut < len(buffer) else buffer, self.end)
+            carry = buffer[cut:]
+            if len(carry) > limit:
+                skipping, carry = len(carry), b""
+            self._remember_tail(region)
+            self.end += cut
+            yield region
+        self.partial = bool(carry) or skipping > 0
+
+    def _remember_tail(self, region: Region) -> None:
+        data = region.data
+        found: list[tuple[int, bytes]] = []
+        stop = len(data)
+        while len(found) < self.TAIL and stop > 0:
+            start = data.rfind(b"\n", 0, stop - 1) + 1
+            found.append((region.offset + start, data[start:stop]))
+            stop = start
+        found.reverse()
+        self.last = (self.last + found)[-self.TAIL :]

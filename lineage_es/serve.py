@@ -1,0 +1,245 @@
+"""A small read-only HTTP JSON API over the engine, for runtimes written in other languages.
+
+``GET /tree``, ``/lineage/{id}``, ``/relation?a=&b=``, ``/chain/{id}`` answer what the
+``lineage`` command answers, as JSON. Nothing can be written through it. It listens on the
+loopback address unless told otherwise, and on loopback it also refuses requests whose
+``Host`` header names another machine (a web page cannot reach it by DNS rebinding) and sends
+no CORS headers (a web page cannot read its answers).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import orjson
+
+from lineage_es.errors import AmbiguousConversation, LineageError, UnknownConversation
+from lineage_es.model import to_json
+from lineage_es.render import forest_json
+
+if TYPE_CHECKING:
+    from lineage_es.engine import Engine
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7421
+HOSTS = ("claude", "codex", "cursor")
+
+ENDPOINTS = {
+    "/tree": "the live forest: ?all=1 adds stopped nodes, ?host=H, ?root=R",
+    "/lineage/{id}": "a conversation's lineage and live tree (?host=H)",
+    "/relation?a=A&b=B": "what A is to B (?host=H)",
+    "/chain/{id}": "the delegation chain up to the root (?host=H)",
+}
+
+
+class ApiError(Exception):
+    """An answer other than 200: its status and reason."""
+
+    def __init__(self, status: HTTPStatus, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) names this machine only."""
+    name = host.strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def answer(engine: Engine, target: str) -> Any:
+    """The JSON data for a GET of ``target`` (path and query); :class:`ApiError` otherwise."""
+    parts = urlsplit(target)
+    query = parse_qs(parts.query, keep_blank_values=True)
+    path = parts.path
+    host = _host(query)
+    if path in ("", "/"):
+        return {"endpoints": ENDPOINTS}
+    if path == "/tree":
+        include = _one(query, "all") in ("1", "true", "yes")
+        root = _one(query, "root")
+        forest = engine.forest(host, include_stopped=include, root=root)
+        return orjson.loads(forest_json(forest))
+    if path.startswith("/lineage/"):
+        return to_json(engine.lineage(_id(path, "/lineage/"), host))
+    if path.startswith("/chain/"):
+        return to_json(engine.chain(_id(path, "/chain/"), host))
+    if path == "/relation":
+        a, b = _one(query, "a"), _one(query, "b")
+        if not a or not b:
+            raise ApiError(HTTPStatus.BAD_REQUEST, "give both conversations: /relation?a=A&b=B")
+        return {"a": a, "b": b, "relation": engine.relation(a, b, host)}
+    raise ApiError(HTTPStatus.NOT_FOUND, f"no such endpoint {path!r}; try /")
+
+
+def _one(query: dict[str, list[str]], key: str) -> str | None:
+    values = query.get(key)
+    return values[-1] if values else None
+
+
+def _host(query: dict[str, list[str]]) -> str | None:
+    host = _one(query, "host")
+    if host is not None and host not in HOSTS:
+        raise ApiError(HTTPStatus.BAD_REQUEST, f"host must be one of {', '.join(HOSTS)}")
+    return host or None
+
+
+def _id(path: str, prefix: str) -> str:
+    conversation = unquote(path[len(prefix) :])
+    if not conversation:
+        raise ApiError(HTTPStatus.BAD_REQUEST, f"name a conversation: {prefix}ID")
+    return conversation
+
+
+def make_handler(engine: Engine, *, check_host: bool) -> type[BaseHTTPRequestHandler]:
+    """A request handler class answering from ``engine``."""
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "lineage-es"
+        sys_version = ""
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            self._reply(include_body=True)
+
+        def do_HEAD(self) -> None:
+            self._reply(include_body=False)
+
+        def _refuse_write(self) -> None:
+            self._send(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                {"error": "read-only: only GET and HEAD are answered"},
+                extra={"Allow": "GET, HEAD"},
+            )
+
+        do_POST = do_PUT = do_PATCH = do_DELETE = _refuse_write  # noqa: N815
+
+        def _reply(self, *, include_body: bool) -> None:
+            try:
+                if check_host and not is_loopback(_host_name(self.headers.get("Host", ""))):
+                    raise ApiError(HTTPStatus.FORBIDDEN, "this server answers loopback names only")
+                body = answer(engine, self.path)
+                status = HTTPStatus.OK
+            except ApiError as exc:
+                status, body = exc.status, {"error": exc.reason}
+            except UnknownConversation as exc:
+                status, body = HTTPStatus.NOT_FOUND, {"error": str(exc)}
+            except AmbiguousConversation as exc:
+                status, body = HTTPStatus.CONFLICT, {"error": str(exc), "hosts": exc.hosts}
+            except LineageError as exc:
+                status, body = HTTPStatus.BAD_REQUEST, {"error": str(exc)}
+            except Exception as exc:  # the server keeps serving; the client learns why
+                status = HTTPStatus.INTERNAL_SERVER_ERROR
+                body = {"error": f"{type(exc).__name__}: {exc}"}
+            self._send(status, body, include_body=include_body)
+
+        def _send(
+            self,
+            status: HTTPStatus,
+            body: Any,
+            *,
+            include_body: bool = True,
+            extra: dict[str, str] | None = None,
+        ) -> None:
+            data = orjson.dumps(body) + b"\n"
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            for key, value in (extra or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            if include_body:
+                self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log = getattr(self.server, "log", None)
+            if log is not None:
+                log(f"{self.address_string()} {format % args}")
+
+    return Handler
+
+
+def _host_name(header: str) -> str:
+    """The host part of a ``Host`` header (``[::1]:8080`` → ``::1``)."""
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class LineageServer(ThreadingHTTPServer):
+    """The HTTP server; ``log`` receives one line per request when set."""
+
+    daemon_threads = True
+    log: Callable[[str], None] | None = None
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up early is not worth a traceback."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
+class LineageServer6(LineageServer):
+    """The same, on an IPv6 address."""
+
+    address_family = socket.AF_INET6
+
+
+def make_server(
+    engine: Engine,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    *,
+    allow_remote: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> LineageServer:
+    """A server bound to ``host:port`` (port 0: any free one), not yet serving.
+
+    Refuses an address other than loopback unless ``allow_remote``: the journal names every
+    project and prompt a person works on.
+    """
+    if not is_loopback(host) and not allow_remote:
+        raise LineageError(
+            f"refusing to listen on {host}: it is reachable from other machines, and the "
+            "journal names every project you work on; pass --allow-remote if you mean it"
+        )
+    try:
+        kind = LineageServer6 if ":" in host else LineageServer
+        server = kind((host.strip("[]"), port), make_handler(engine, check_host=not allow_remote))
+    except OSError as exc:
+        raise LineageError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    server.log = log
+    return server
+
+
+def serve_in_thread(server: LineageServer, poll_interval: float = 0.05) -> threading.Thread:
+    """Serve ``server`` on a daemon thread (tests, embedding); ``shutdown()`` stops it within
+    ``poll_interval`` seconds."""
+    thread = threading.Thread(
+        target=server.serve_forever, args=(poll_interval,), name="lineage-serve", daemon=True
+    )
+    thread.start()
+    return thread
+
+
+def url_of(server: LineageServer) -> str:
+    """The base URL the server answers on."""
+    host, port = server.server_address[:2]
+    name = host.decode() if isinstance(host, bytes) else str(host)
+    shown = f"[{name}]" if ":" in name else name
+    return f"http://{shown}:{port}"

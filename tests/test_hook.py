@@ -1,0 +1,195 @@
+"""`lineage hook`: journal one payload from stdin, print only what the host accepts, never fail."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from lineage_es import hook
+from lineage_es.cli import main
+from lineage_es.engine import open_engine
+from lineage_es.replay.inputs import PayloadRow, read_rows
+
+ROOT = "5f1c2e4a-0000-4000-8000-000000000001"
+START = {"session_id": ROOT, "hook_event_name": "SessionStart", "source": "startup"}
+CURSOR_START = {
+    "conversation_id": "c0a1",
+    "hook_event_name": "sessionStart",
+    "cursor_version": "3.9.16",
+    "workspace_roots": ["/w"],
+}
+
+
+@pytest.fixture
+def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private data dir for the hook's error log."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path / "data" / "lineage-es"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'journal.sqlite'}"
+
+
+def run(host: str, payload: object, store: str, **kwargs: object) -> hook.HookOutcome:
+    raw = payload if isinstance(payload, bytes) else orjson.dumps(payload)
+    return hook.run_hook(host, raw, store=store, **kwargs)  # type: ignore[arg-type]
+
+
+def log_text(data_home: Path) -> str:
+    path = data_home / "hook.log"
+    return path.read_text() if path.exists() else ""
+
+
+def test_a_payload_is_journaled_and_its_lineage_returned(store: str, data_home: Path) -> None:
+    outcome = run("claude", START, store)
+    assert outcome.error is None and outcome.lineage is not None
+    with open_engine(store) as engine:
+        assert engine.lineage(ROOT).depth == 0
+
+
+@pytest.mark.parametrize("host", ["claude", "codex", "cursor"])
+def test_nothing_is_printed_for_any_host(host: str, store: str, data_home: Path) -> None:
+    payload = CURSOR_START if host == "cursor" else {**START, "turn_id": "t1"}
+    assert run(host, payload, store).stdout == b""
+
+
+def test_a_payload_that_is_not_json_is_logged_not_raised(store: str, data_home: Path) -> None:
+    outcome = run("claude", b"{not json", store)
+    assert outcome.stdout == b"" and outcome.error is not None
+    assert "JSONDecodeError" in log_text(data_home)
+
+
+def test_a_payload_the_adapter_refuses_is_logged_without_a_traceback(
+    store: str, data_home: Path
+) -> None:
+    run("claude", {"hook_event_name": "SessionStart"}, store)
+    text = log_text(data_home)
+    assert "session_id" in text and "Traceback" not in text
+
+
+def test_an_unknown_host_is_logged(store: str, data_home: Path) -> None:
+    outcome = run("windsurf", START, store)
+    assert outcome.error is not None and "windsurf" in log_text(data_home)
+
+
+def test_a_store_that_cannot_open_is_logged(tmp_path: Path, data_home: Path) -> None:
+    (tmp_path / "file").write_text("")
+    outcome = run("claude", START, f"sqlite:///{tmp_path / 'file' / 'journal.sqlite'}")
+    assert outcome.error is not None and "cannot create the store" in log_text(data_home)
+
+
+def test_an_oversized_payload_is_refused(
+    store: str, data_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hook, "MAX_PAYLOAD_BYTES", 16)
+    outcome = run("claude", START, store)
+    assert outcome.error is not None and "larger than" in outcome.error
+
+
+def test_read_payload_stops_one_byte_past_the_limit() -> None:
+    assert len(hook.read_payload(io.BytesIO(b"x" * 100), limit=10)) == 11
+
+
+def test_a_cursor_payload_sent_to_the_claude_hook_is_taken_as_cursor(
+    store: str, data_home: Path
+) -> None:
+    """Cursor runs Claude Code's hook settings as third-party hooks, with its own payloads."""
+    outcome = run("claude", CURSOR_START, store)
+    assert outcome.host == "cursor" and outcome.lineage is not None
+
+
+def test_record_appends_the_recording_form_replay_reads(
+    tmp_path: Path, store: str, data_home: Path
+) -> None:
+    recording = tmp_path / "capture.jsonl"
+    at = datetime(2026, 9, 3, 10, 0, tzinfo=UTC)
+    run("claude", START, store, record=recording, at=at)
+    run("claude", {**START, "hook_event_name": "Stop"}, store, record=recording, at=at)
+    rows = list(read_rows(recording))
+    assert len(rows) == 2 and isinstance(rows[0], PayloadRow)
+    assert (rows[0].host, rows[0].at, rows[0].payload) == ("claude", at, START)
+
+
+def test_record_is_private_to_its_owner(tmp_path: Path, store: str, data_home: Path) -> None:
+    recording = tmp_path / "capture.jsonl"
+    run("claude", START, store, record=recording)
+    assert stat.S_IMODE(recording.stat().st_mode) == 0o600
+
+
+def test_a_recording_that_cannot_be_written_does_not_stop_the_journal(
+    tmp_path: Path, store: str, data_home: Path
+) -> None:
+    (tmp_path / "file").write_text("")
+    outcome = run("claude", START, store, record=tmp_path / "file" / "capture.jsonl")
+    assert outcome.lineage is not None and "cannot record" in log_text(data_home)
+
+
+def test_the_log_is_rotated_past_its_size(data_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hook, "LOG_MAX_BYTES", 10)
+    hook.log_error("claude", "first failure, long enough to pass the limit")
+    hook.log_error("claude", "second")
+    assert "first" in (data_home / "hook.log.1").read_text()
+    assert "first" not in log_text(data_home)
+
+
+def test_parse_args_ignores_the_marker_comment_and_unknown_options() -> None:
+    args = hook.parse_args(["cursor", "--future", "--store", "memory://", "#", "added", "by"])
+    assert (args.host, args.store) == ("cursor", "memory://")
+
+
+def test_print_lineage_writes_the_lineage_json_on_stderr(store: str, data_home: Path) -> None:
+    stdout, stderr = io.BytesIO(), io.BytesIO()
+    hook.emit(run("claude", START, store), True, stdout, stderr)
+    assert stdout.getvalue() == b"" and orjson.loads(stderr.getvalue())["conversation"] == ROOT
+
+
+def test_lineage_hook_command_reads_stdin_and_exits_0(store: str, data_home: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["hook", "claude", "--store", store], input=orjson.dumps(START)
+    )
+    assert result.exit_code == 0 and result.stdout == ""
+    with open_engine(store) as engine:
+        assert engine.lineage(ROOT).conversation == ROOT
+
+
+def test_lineage_hook_command_exits_0_without_a_host(data_home: Path) -> None:
+    result = CliRunner().invoke(main, ["hook"], input=b"{}")
+    assert result.exit_code == 0
+
+
+def test_the_module_entry_point_exits_0_on_garbage(tmp_path: Path, store: str) -> None:
+    """What a host runs: a separate process, stdin in, nothing out, status 0."""
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "LINEAGE_STORE": store}
+    done = subprocess.run(
+        [sys.executable, "-m", "lineage_es.hook", "claude"],
+        input=b"\x00garbage",
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert (tmp_path / "data" / "lineage-es" / "hook.log").exists()
+
+
+def test_the_module_entry_point_journals_into_lineage_store(tmp_path: Path, store: str) -> None:
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "LINEAGE_STORE": store}
+    done = subprocess.run(
+        [sys.executable, "-m", "lineage_es.hook", "claude", "--print-lineage"],
+        input=orjson.dumps(START),
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0 and orjson.loads(done.stderr)["root"] == ROOT

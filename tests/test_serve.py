@@ -1,0 +1,137 @@
+"""`lineage serve`: a read-only HTTP JSON API on the loopback address."""
+
+from __future__ import annotations
+
+import http.client
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from lineage_es.cli import main
+from lineage_es.engine import Engine, open_engine
+from lineage_es.errors import LineageError
+from lineage_es.render import forest_json
+from lineage_es.serve import LineageServer, make_server, serve_in_thread
+from tests.helpers import Feed
+
+ODD = "call-1\nfc_2/3"  # a Cursor-like id: a newline and a slash, as real ids can hold
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'journal.sqlite'}"
+    with open_engine(url) as engine:
+        feed = Feed(engine)
+        feed.root("R")
+        feed.child("R", "R", "A")
+        feed.child("R", "A", ODD)
+        feed.child("R", "R", "C")
+        feed.stop("R", "C")
+    return url
+
+
+@pytest.fixture
+def engine(store: str) -> Iterator[Engine]:
+    with open_engine(store) as opened:
+        yield opened
+
+
+@pytest.fixture
+def server(engine: Engine) -> Iterator[LineageServer]:
+    running = make_server(engine, "127.0.0.1", 0)
+    serve_in_thread(running)
+    try:
+        yield running
+    finally:
+        running.shutdown()
+        running.server_close()
+
+
+def request(
+    server: LineageServer, path: str, method: str = "GET", host: str | None = None
+) -> tuple[int, Any]:
+    address, port = server.server_address[:2]
+    connection = http.client.HTTPConnection(str(address), port, timeout=10)
+    headers = {"Host": host} if host is not None else {}
+    connection.request(method, path, headers=headers)
+    response = connection.getresponse()
+    body = response.read()
+    connection.close()
+    return response.status, orjson.loads(body) if body else None
+
+
+def test_tree_answers_the_live_forest_as_the_cli_draws_it(
+    server: LineageServer, engine: Engine
+) -> None:
+    status, body = request(server, "/tree")
+    assert status == 200 and body == orjson.loads(forest_json(engine.forest()))
+
+
+def test_tree_all_includes_stopped_nodes(server: LineageServer) -> None:
+    _, body = request(server, "/tree?all=1")
+    assert [c["conversation"] for c in body["roots"][0]["children"]] == ["A", "C"]
+
+
+def test_lineage_answers_a_conversation_named_by_an_encoded_id(server: LineageServer) -> None:
+    status, body = request(server, f"/lineage/{quote(ODD, safe='')}")
+    assert status == 200 and (body["conversation"], body["parent"], body["depth"]) == (ODD, "A", 2)
+
+
+def test_an_unknown_conversation_is_404(server: LineageServer) -> None:
+    status, body = request(server, "/lineage/nobody")
+    assert status == 404 and "nobody" in body["error"]
+
+
+def test_relation_says_what_a_is_to_b(server: LineageServer) -> None:
+    status, body = request(server, "/relation?a=A&b=R")
+    assert status == 200 and body["relation"] == "child"
+
+
+def test_relation_without_both_conversations_is_400(server: LineageServer) -> None:
+    assert request(server, "/relation?a=A")[0] == 400
+
+
+def test_chain_runs_up_to_the_root(server: LineageServer) -> None:
+    _, body = request(server, f"/chain/{quote(ODD, safe='')}")
+    assert body["conversations"] == [ODD, "A", "R"]
+
+
+def test_an_unknown_host_parameter_is_400(server: LineageServer) -> None:
+    assert request(server, "/tree?host=windsurf")[0] == 400
+
+
+def test_an_unknown_path_is_404(server: LineageServer) -> None:
+    assert request(server, "/agents")[0] == 404
+
+
+def test_writes_are_refused(server: LineageServer) -> None:
+    assert request(server, "/tree", method="POST")[0] == 405
+
+
+def test_a_request_naming_another_host_is_refused(server: LineageServer) -> None:
+    """A web page cannot reach it through DNS rebinding: the Host header must be loopback."""
+    assert request(server, "/tree", host="evil.example:7421")[0] == 403
+
+
+def test_answers_include_facts_journaled_after_the_server_started(
+    server: LineageServer, store: str
+) -> None:
+    with open_engine(store) as writer:
+        Feed(writer).root("S")
+    _, body = request(server, "/tree")
+    assert [r["conversation"] for r in body["roots"]] == ["R", "S"]
+
+
+def test_a_non_loopback_address_is_refused(engine: Engine) -> None:
+    with pytest.raises(LineageError, match="--allow-remote"):
+        make_server(engine, "0.0.0.0", 0)
+
+
+def test_cli_serve_on_a_public_address_exits_2_with_the_reason(store: str) -> None:
+    result = CliRunner().invoke(main, ["serve", "--host", "0.0.0.0", "--store", store])
+    assert result.exit_code == 2 and "--allow-remote" in result.stderr

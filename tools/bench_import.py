@@ -1,0 +1,322 @@
+"""Benchmark ``lineage import claude`` on a heavy profile (the import issue's measures).
+
+Writes (or reuses, with ``--keep DIR``) the profile of ``tools/gen_claude_profile.py``: 785
+family members (179 roots, 523 depth-1, 83 depth-2) in about 430 MB, laid out as
+``DIR/claude/projects`` so the peers find it through ``CLAUDE_CONFIG_DIR``. Then, in one run:
+
+- the floor: reading the same bytes in Python, in 1 MiB chunks and line by line;
+- the first import into a new SQLite store (the default kind) and into ``memory://``;
+- a re-import with nothing changed, in process and as a ``lineage import`` process;
+- a warm ``family()`` of the largest root;
+- the tools a user would otherwise reach for, on the same folder, each installed only for
+  the benchmark under ``--tools`` (a venv, npm prefixes): claude-code-log (PyPI; rebuilds
+  nested subagent trees into HTML) and ccusage (npm; reads every row), both the current
+  native build and the last JavaScript one.
+
+Every figure is a ratio against something measured in the same run; the walk-based peer's
+figures from the issue (7.2 s to seed, 53 ms per warm family query) are printed beside ours.
+
+Usage: python tools/bench_import.py [--keep DIR] [--tools DIR] [--megabytes 430]
+       [--skip-peers] [--peer-timeout 900]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lineage_es.engine import Engine, open_engine
+from lineage_es.importers import import_claude
+from tools.gen_claude_profile import Truth, generate
+
+#: The walk-based peer's figures, as the issue gives them (not measured here).
+PEER_SEED_SECONDS = 7.2
+PEER_FAMILY_SECONDS = 0.053
+
+#: What ``lineage import`` loads before it does anything: the floor of a re-import process.
+IMPORTS = "import lineage_es.cli, lineage_es.engine, lineage_es.importers"
+
+CLAUDE_CODE_LOG = "claude-code-log"
+CCUSAGE_NATIVE = "ccusage@20.0.24"  # the newest release whose linux-x64 binary is published
+CCUSAGE_JS = "ccusage@18.0.11"  # the last release that runs as plain JavaScript
+
+
+def best_of(func: Callable[[], object], repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        func()
+        samples.append(time.perf_counter() - start)
+    return min(samples)
+
+
+def median_of(func: Callable[[], object], repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        func()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def files_of(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.jsonl"))
+
+
+def read_chunks(files: list[Path]) -> int:
+    total = 0
+    for path in files:
+        with path.open("rb") as stream:
+            while data := stream.read(1024 * 1024):
+                total += len(data)
+    return total
+
+
+def read_lines(files: list[Path]) -> int:
+    total = 0
+    for path in files:
+        with path.open("rb") as stream:
+            for line in stream:
+                total += len(line)
+    return total
+
+
+def profile(base: Path, megabytes: float) -> tuple[Path, Truth | None]:
+    """The profile under ``base``, written unless a complete one is already there."""
+    projects = base / "claude" / "projects"
+    done = base / "claude" / f".profile-{megabytes:g}MB"
+    if done.exists():
+        return projects, None
+    shutil.rmtree(projects, ignore_errors=True)
+    start = time.perf_counter()
+    truth = generate(projects, megabytes=megabytes)
+    print(
+        f"wrote the profile: {truth.files} files, {truth.bytes / 1e6:.0f} MB in "
+        f"{time.perf_counter() - start:.1f} s",
+        file=sys.stderr,
+    )
+    done.write_text("ok")
+    return projects, truth
+
+
+def members(engine: Engine) -> tuple[int, dict[int, int], str]:
+    """Family members over every root, by depth, and the largest root."""
+    depths: dict[int, int] = {}
+    largest, size = "", 0
+    for node in engine.forest(include_stopped=True):
+        family = engine.family(node.conversation)
+        if len(family) > size:
+            largest, size = node.conversation, len(family)
+        for member in family:
+            depths[member.depth] = depths.get(member.depth, 0) + 1
+    return sum(depths.values()), depths, largest
+
+
+# -- the peers ---------------------------------------------------------------------------------
+
+
+def run_tool(command: list[str], env: dict[str, str], timeout: float) -> tuple[float | None, str]:
+    """Seconds the command took, or ``None`` with what failed."""
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(
+            command, env=env, capture_output=True, timeout=timeout, check=False, text=True
+        )
+    except subprocess.TimeoutExpired:
+        return None, f"did not finish within {timeout:.0f} s"
+    except OSError as exc:
+        return None, f"could not start: {exc}"
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        return None, f"exit {done.returncode}: {' | '.join(tail)}"
+    return seconds, ""
+
+
+def install_claude_code_log(tools: Path) -> tuple[Path | None, str]:
+    venv = tools / "claude-code-log-venv"
+    exe = venv / "bin" / "claude-code-log"
+    if exe.exists():
+        return exe, ""
+    steps = [
+        [sys.executable, "-m", "venv", str(venv)],
+        [str(venv / "bin" / "pip"), "install", "-q", CLAUDE_CODE_LOG],
+    ]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            return None, f"{' '.join(step)} failed: {done.stderr.strip()[-300:]}"
+    return exe, ""
+
+
+def install_ccusage(tools: Path, spec: str) -> tuple[Path | None, str]:
+    prefix = tools / spec.replace("@", "-")
+    exe = prefix / "node_modules" / ".bin" / "ccusage"
+    if exe.exists():
+        return exe, ""
+    prefix.mkdir(parents=True, exist_ok=True)
+    step = ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", spec]
+    try:
+        done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"{' '.join(step)} failed: {exc}"
+    if done.returncode != 0 or not exe.exists():
+        return None, f"{' '.join(step)} failed: {done.stderr.strip()[-300:]}"
+    return exe, ""
+
+
+def peers(projects: Path, tools: Path, timeout: float) -> list[tuple[str, float | None, str]]:
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(projects.parent))
+    results: list[tuple[str, float | None, str]] = []
+    exe, failed = install_claude_code_log(tools)
+    name = "claude-code-log: HTML of every project, subagent trees, --no-cache"
+    if exe is None:
+        results.append((name, None, failed))
+    else:
+        out = tools / "claude-code-log-out"
+        shutil.rmtree(out, ignore_errors=True)
+        command = [str(exe), "--all-projects", "--projects-dir", str(projects)]
+        command += ["--no-cache", "-o", str(out)]
+        seconds, failed = run_tool(command, env, timeout)
+        version = subprocess.run(
+            [str(exe), "--version"], capture_output=True, text=True, check=False
+        )
+        results.append((f"{name} ({version.stdout.strip()})", seconds, failed))
+    for spec, what in ((CCUSAGE_NATIVE, "native build"), (CCUSAGE_JS, "JavaScript")):
+        exe, failed = install_ccusage(tools, spec)
+        name = f"{spec} ({what}): session --json --offline"
+        if exe is None:
+            results.append((name, None, failed))
+            continue
+        seconds, failed = run_tool([str(exe), "session", "--json", "--offline"], env, timeout)
+        results.append((name, seconds, failed))
+    return results
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, default=None, help="keep the profile here")
+    parser.add_argument(
+        "--tools", type=Path, default=Path(tempfile.gettempdir()) / "lineage-bench-tools"
+    )
+    parser.add_argument("--megabytes", type=float, default=430.0)
+    parser.add_argument("--skip-peers", action="store_true")
+    parser.add_argument("--peer-timeout", type=float, default=900.0)
+    args = parser.parse_args()
+    base = args.keep or Path(tempfile.mkdtemp(prefix="lineage-bench-import-"))
+    base.mkdir(parents=True, exist_ok=True)
+    try:
+        run(base, args)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def run(base: Path, args: argparse.Namespace) -> None:
+    projects, _ = profile(base, args.megabytes)
+    files = files_of(projects)
+    size = sum(p.stat().st_size for p in files)
+    read_chunks(files)  # the page cache holds the profile from here on, for everyone alike
+    chunk_floor = best_of(lambda: read_chunks(files), 3)
+    line_floor = best_of(lambda: read_lines(files), 3)
+
+    store = base / "journal.sqlite"
+    for leftover in base.glob("journal.sqlite*"):
+        leftover.unlink()
+    url = f"sqlite:///{store}"
+    with open_engine(url) as engine:
+        start = time.perf_counter()
+        report = import_claude(engine, projects)
+        first = time.perf_counter() - start
+        count, depths, largest = members(engine)
+        reimport = median_of(lambda: import_claude(engine, projects), 5)
+        engine.family(largest)
+        family = median_of(lambda: engine.family(largest), 1000)
+        family_size = len(engine.family(largest))
+    with open_engine("memory://") as memory:
+        start = time.perf_counter()
+        import_claude(memory, projects)
+        first_memory = time.perf_counter() - start
+    command = [sys.executable, "-c", "from lineage_es.cli import main; main()"]
+    command += ["import", "claude", str(projects)]
+    command += ["--store", url, "--quiet"]
+    cli_reimport = median_of(lambda: subprocess.run(command, check=True, capture_output=True), 3)
+    floor_process = median_of(
+        lambda: subprocess.run([sys.executable, "-c", IMPORTS], check=True), 3
+    )
+
+    print(
+        f"profile: {len(files)} files, {size / 1e6:.0f} MB; imported {count} family members "
+        f"(by depth {dict(sorted(depths.items()))}), {report.observations} observations, "
+        f"skipped {dict(report.skipped) or 'nothing'}"
+    )
+    rows = [
+        (
+            "read the bytes, 1 MiB chunks (floor)",
+            f"{chunk_floor:.2f} s",
+            f"{size / chunk_floor / 1e6:.0f} MB/s",
+        ),
+        (
+            "read the bytes, line by line (floor)",
+            f"{line_floor:.2f} s",
+            f"{size / line_floor / 1e6:.0f} MB/s",
+        ),
+        (
+            "first import, SQLite store",
+            f"{first:.2f} s",
+            f"{chunk_floor / first:.3f}x chunked reading, {line_floor / first:.2f}x line reading "
+            f"(goal >= 0.25x); {PEER_SEED_SECONDS / first:.2f}x the walk-based peer's 7.2 s seed",
+        ),
+        (
+            "first import, memory:// store",
+            f"{first_memory:.2f} s",
+            f"{chunk_floor / first_memory:.3f}x chunked reading, "
+            f"{line_floor / first_memory:.2f}x line reading",
+        ),
+        (
+            "re-import, nothing changed (in process)",
+            f"{reimport * 1e3:.0f} ms",
+            f"goal < 200 ms; {reimport / first:.4f}x the first import",
+        ),
+        (
+            "re-import, nothing changed (`lineage import` process)",
+            f"{cli_reimport:.2f} s",
+            f"{cli_reimport - floor_process:.2f} s over starting Python and importing what "
+            f"it needs ({floor_process:.2f} s)",
+        ),
+        (
+            f"warm family() of the largest root ({family_size} members)",
+            f"{family * 1e6:.0f} us",
+            f"{PEER_FAMILY_SECONDS / family:.0f}x faster than the walk-based peer's 53 ms "
+            "(goal >= 50x)",
+        ),
+    ]
+    if not args.skip_peers:
+        for name, seconds, failed in peers(projects, args.tools, args.peer_timeout):
+            if seconds is None:
+                rows.append((name, "failed", failed))
+            else:
+                rows.append(
+                    (name, f"{seconds:.2f} s", f"{seconds / first:.2f}x our first import (SQLite)")
+                )
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measure':<{width}}  {'time':>10}  ratio")
+    for name, value, ratio in rows:
+        print(f"{name:<{width}}  {value:>10}  {ratio}")
+
+
+if __name__ == "__main__":
+    main()
