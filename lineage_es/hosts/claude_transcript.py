@@ -595,13 +595,14 @@ def _session_rows(path: Path) -> Iterator[TranscriptRow]:
         time = parse_time(row.get("timestamp")) if row is not None else None
         if time is not None and last:
             for merged in merge.before(time):
-                yield TranscriptRow(last, merged)
-        for observation in main.observe(number, row):
-            yield TranscriptRow(number, observation)
+                yield TranscriptRow(last, merged, own=False)
+        observations = main.observe(number, row)
+        for index, observation in enumerate(observations):
+            yield TranscriptRow(number, observation, own=index == len(observations) - 1)
         last = number
     if last:
         for merged in merge.before(None):
-            yield TranscriptRow(last, merged)
+            yield TranscriptRow(last, merged, own=False)
 
 
 def _lone_agent_rows(path: Path, agent: str) -> Iterator[TranscriptRow]:

@@ -122,6 +122,7 @@ class _Observed:
 
     form: Form
     answers: dict[int, RowAnswer] = field(default_factory=dict)
+    own_rows: set[int] = field(default_factory=set)
     views: dict[int, dict[str, LineageTree | None]] = field(default_factory=dict)
     final_views: dict[str, LineageTree | None] | None = None
     last_row: int = 0
@@ -237,9 +238,19 @@ def _replay(path: Path, host: str | None, store: str, spec: Expected | None) -> 
             answer = _ingest(engine, item, path, len(observed.answers))
             # A row's requester is its own: observations a transcript reader merges in from
             # subagent files share the row's number but never replace its first answer.
+            # A row is answered by its own sender when it has one; observations merged in
+            # (subagent files, a cleared session's end) only answer a row that has none.
+            own = not isinstance(item, ObservationRow) or item.own
             earlier = observed.answers.get(item.row)
-            if earlier is None or (earlier.lineage is None and answer.lineage is not None):
+            settled = item.row in observed.own_rows
+            if (
+                earlier is None
+                or (own and answer.lineage is not None and not settled)
+                or (not settled and earlier.lineage is None and answer.lineage is not None)
+            ):
                 observed.answers[item.row] = answer
+                if own and answer.lineage is not None:
+                    observed.own_rows.add(item.row)
             observed.last_row = max(observed.last_row, item.row)
         for row in pending:
             if row <= observed.last_row:

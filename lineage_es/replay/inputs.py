@@ -78,6 +78,7 @@ class ObservationRow:
 
     row: int
     observation: Observation | None
+    own: bool = True
 
 
 Row = PayloadRow | McpRow | ObservationRow
@@ -234,7 +235,9 @@ def _transcript_rows(path: Path, form: Form) -> Iterator[Row]:
         ) from None
     try:
         for item in rows:
-            yield ObservationRow(row=item.row, observation=item.observation)
+            yield ObservationRow(
+                row=item.row, observation=item.observation, own=getattr(item, "own", True)
+            )
     except InputError as exc:
         if exc.path is None:
             raise InputError(exc.reason, path=str(path), line=exc.line) from None
