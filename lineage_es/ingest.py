@@ -1,4 +1,5 @@
-"""Ingest recorded streams into a store: the same rows ``lineage-replay`` reads, kept.
+"""Ingest recorded streams into a store: the same rows ``lineage-replay`` reads, kept
+(MCP rows journal nothing, so ingest passes over them).
 
 A recording that turns bad part way is ingested up to its last good row and reported with the
 file, line and reason; the other recordings still go in.
@@ -12,7 +13,9 @@ from pathlib import Path
 
 from lineage_es.engine import Engine
 from lineage_es.errors import InputError, PayloadError
-from lineage_es.replay.inputs import McpRow, ObservationRow, PayloadRow, read_rows
+from lineage_es.facts import Observation
+from lineage_es.hosts import adapter
+from lineage_es.replay.inputs import ObservationRow, PayloadRow, read_rows
 
 
 @dataclass
@@ -43,25 +46,32 @@ def ingest(
     host: str | None = None,
     on_row: Callable[[], None] | None = None,
 ) -> IngestReport:
-    """Observe every row of every recording under ``paths`` into ``engine``."""
+    """Observe every row of every recording under ``paths`` into ``engine``, a batch of
+    rows per transaction (:meth:`Engine.observe_many`)."""
     report = IngestReport()
     for path in recordings(paths):
         report.files += 1
-        row = 0
-        try:
-            for item in read_rows(path, host=host):
-                row = item.row
-                if isinstance(item, PayloadRow):
-                    engine.observe(item.host, item.payload, at=item.at)
-                elif isinstance(item, ObservationRow) and item.observation is not None:
-                    engine.observe_observation(item.observation)
-                elif isinstance(item, McpRow):
-                    engine.resolve(item.host, item.meta)
-                report.rows += 1
-                if on_row is not None:
-                    on_row()
-        except InputError as exc:
-            report.failures.append(str(exc))
-        except PayloadError as exc:
-            report.failures.append(f"{path}:{row}: {exc}")
+        engine.observe_many(_observations(path, host, report, on_row))
     return report
+
+
+def _observations(
+    path: Path, host: str | None, report: IngestReport, on_row: Callable[[], None] | None
+) -> Iterator[Observation]:
+    """The recording's observations; at the first unusable row the reason is reported and
+    the recording ends there, so every good row before it is still journaled."""
+    row = 0
+    try:
+        for item in read_rows(path, host=host):
+            row = item.row
+            if isinstance(item, PayloadRow):
+                yield adapter(item.host).observe(item.payload, at=item.at)
+            elif isinstance(item, ObservationRow) and item.observation is not None:
+                yield item.observation
+            report.rows += 1
+            if on_row is not None:
+                on_row()
+    except InputError as exc:
+        report.failures.append(str(exc))
+    except PayloadError as exc:
+        report.failures.append(f"{path}:{row}: {exc}")
