@@ -124,7 +124,11 @@ def _params(row: NodeRow) -> tuple[Any, ...]:
 
 class SqlView(ABC):
     """The view in SQL tables: ``lineage_nodes``, ``lineage_view`` (position) and
-    ``lineage_root_versions`` (per-root change marks for query caches)."""
+    ``lineage_root_versions`` (per-root change marks for query caches). Subclasses hold one
+    connection in ``_db``, guarded by ``_lock``."""
+
+    _db: Any
+    _lock: threading.RLock
 
     @abstractmethod
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]: ...
@@ -134,8 +138,9 @@ class SqlView(ABC):
         """A transaction that holds the view's write lock; yields a cursor-like object
         with ``execute``, ``executemany`` and ``rowcount``."""
 
-    @abstractmethod
-    def close(self) -> None: ...
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
 
     def position(self) -> int:
         return int(self._query("SELECT position FROM lineage_view WHERE id = 1")[0][0])
@@ -182,6 +187,13 @@ class SqlView(ABC):
         ]
 
     def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
+        try:
+            self._write(rows, expected, position)
+        except _PositionMovedError:
+            return False
+        return True
+
+    def _write(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
         roots_changed = any(row.depth == 0 for row in rows)
         with self._write_transaction() as cursor:
             cursor.execute(
@@ -199,7 +211,6 @@ class SqlView(ABC):
                     "ON CONFLICT (root_id) DO UPDATE SET position = excluded.position",
                     [(root_id, position) for root_id in {row.root_id for row in rows}],
                 )
-        return True
 
     def reset(self) -> None:
         with self._write_transaction() as cursor:
@@ -231,7 +242,8 @@ class SQLiteView(SqlView):
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
         with self._lock:
-            return self._db.execute(sql, params).fetchall()
+            rows: list[Sequence[Any]] = self._db.execute(sql, params).fetchall()
+            return rows
 
     @contextmanager
     def _write_transaction(self) -> Iterator[Any]:
@@ -243,16 +255,6 @@ class SQLiteView(SqlView):
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
-
-    def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
-        try:
-            return super().write(rows, expected, position)
-        except _PositionMovedError:
-            return False
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
 
 
 class PostgresView(SqlView):
@@ -309,16 +311,6 @@ class PostgresView(SqlView):
             self._reconnect_if_closed()
             with self._db.transaction(), self._db.cursor() as cursor:
                 yield _PercentCursor(cursor)
-
-    def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
-        try:
-            return super().write(rows, expected, position)
-        except _PositionMovedError:
-            return False
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
 
 
 class _PercentCursor:

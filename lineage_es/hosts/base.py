@@ -73,6 +73,26 @@ def optional_str(payload: Mapping[str, Any], key: str, host: Host) -> str | None
     return value
 
 
+def optional_object(payload: Mapping[str, Any], key: str, host: Host) -> Mapping[str, Any]:
+    """The object field ``key`` (empty when absent); a type error otherwise."""
+    value = payload.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PayloadError(f"field {key!r} must be an object", host=host)
+    return value
+
+
+def nested_str(mapping: Mapping[str, Any], key: str, parent: str, host: Host) -> str | None:
+    """The string field ``parent.key`` when present and non-empty; a type error otherwise."""
+    value = mapping.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise PayloadError(f"field '{parent}.{key}' must be a string", host=host)
+    return value
+
+
 def check_depth(value: Any, limit: int = MAX_DEPTH, max_bytes: int = MAX_PAYLOAD_BYTES) -> None:
     """Refuse absurdly deep or large payloads before any adapter walks them: the walk stops at
     the first level past ``limit`` or once its strings alone pass ``max_bytes``."""

@@ -30,7 +30,14 @@ from lineage_es.facts import (
     SpawnRequested,
     Stopped,
 )
-from lineage_es.hosts.base import check_depth, optional_str, payload_key, require_str
+from lineage_es.hosts.base import (
+    check_depth,
+    nested_str,
+    optional_object,
+    optional_str,
+    payload_key,
+    require_str,
+)
 
 HOST: Host = "codex"
 
@@ -278,18 +285,8 @@ def _spawn_facts(payload: Mapping[str, Any], event: str, requester: str) -> list
 
 
 def _object(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = payload.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise PayloadError(f"field {key!r} must be an object", host=HOST)
-    return value
+    return optional_object(payload, key, HOST)
 
 
 def _nested_str(mapping: Mapping[str, Any], key: str, parent: str) -> str | None:
-    value = mapping.get(key)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise PayloadError(f"field '{parent}.{key}' must be a string", host=HOST)
-    return value
+    return nested_str(mapping, key, parent, HOST)

@@ -28,7 +28,7 @@ from lineage_es.facts import (
     SpawnRequested,
     Stopped,
 )
-from lineage_es.hosts.base import check_depth, optional_str, payload_key, require_str
+from lineage_es.hosts.base import check_depth, nested_str, optional_str, payload_key, require_str
 
 HOST: Host = "cursor"
 
@@ -164,9 +164,4 @@ def _workspace(payload: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _nested_str(mapping: Mapping[str, Any], key: str) -> str | None:
-    value = mapping.get(key)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise PayloadError(f"field 'tool_input.{key}' must be a string", host=HOST)
-    return value
+    return nested_str(mapping, key, "tool_input", HOST)
