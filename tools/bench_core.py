@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lineage_es.engine import Engine, open_engine
 from lineage_es.projection import PAGE_SIZE
-from tools.generate import build_journal
+from tools.generate import build_journal, ensure_journal
 
 
 def best_of(func, repeat: int = 200) -> float:  # type: ignore[no-untyped-def]
@@ -96,19 +96,9 @@ def main() -> None:
         q_small, base_small = warm_query(small, "big-a999")
 
     with open_engine(large_url) as large:
-        if large.position() == 0:
-            start = time.perf_counter()
-            written = build_journal(
-                large,
-                roots=args.roots,
-                subagents=args.subagents,
-                turns=args.turns,
-                big_root=args.big,
-            )
-            print(
-                f"generated {written} events in {time.perf_counter() - start:.1f}s", file=sys.stderr
-            )
-        large.catch_up()
+        ensure_journal(
+            large, roots=args.roots, subagents=args.subagents, turns=args.turns, big_root=args.big
+        )
         large_events = large.position()
         q_large, _ = warm_query(large, "big-a999")
         raw_seconds, raw_count = read_raw(large)

@@ -38,7 +38,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lineage_es.engine import open_engine
-from tools.generate import build_journal
+from tools.generate import ensure_journal
 
 Payload = Callable[[int], dict[str, object]]
 
@@ -103,19 +103,9 @@ def main() -> None:
     url = f"sqlite:///{folder / 'large.sqlite'}"
 
     with open_engine(url) as engine:
-        if engine.position() == 0:
-            start = time.perf_counter()
-            written = build_journal(
-                engine,
-                roots=args.roots,
-                subagents=args.subagents,
-                turns=args.turns,
-                big_root=args.big,
-            )
-            print(
-                f"generated {written} events in {time.perf_counter() - start:.1f}s", file=sys.stderr
-            )
-        engine.catch_up()
+        ensure_journal(
+            engine, roots=args.roots, subagents=args.subagents, turns=args.turns, big_root=args.big
+        )
         events = engine.position()
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

@@ -8,6 +8,8 @@ hour that one hook process per payload would.
 from __future__ import annotations
 
 import random
+import sys
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -113,3 +115,17 @@ def build_journal(
         if progress is not None:
             progress(written)
     return total
+
+
+def ensure_journal(
+    engine: Engine, *, roots: int, subagents: int, turns: int, big_root: int
+) -> None:
+    """Build the benchmark journal into an empty store (a kept one is reused as it is),
+    and bring its view up to date."""
+    if engine.position() == 0:
+        start = time.perf_counter()
+        written = build_journal(
+            engine, roots=roots, subagents=subagents, turns=turns, big_root=big_root
+        )
+        print(f"generated {written} events in {time.perf_counter() - start:.1f}s", file=sys.stderr)
+    engine.catch_up()
