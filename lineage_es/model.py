@@ -173,15 +173,27 @@ class ForestNode:
     children: tuple[ForestNode, ...] = ()
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def to_json(value: Any) -> Any:
     """Plain JSON data for any answer (dataclasses become objects, tuples lists)."""
-    if value is None or isinstance(value, (str, int, float, bool)):
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    names = _FIELD_NAMES.get(kind)
+    if names is not None:
+        out: dict[str, Any] = {}
+        for name in names:
+            item = getattr(value, name)
+            out[name] = item if type(item) in _SCALARS else to_json(item)
+        return out
+    if kind is tuple or kind is list:
+        return [to_json(v) for v in value]
+    if isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, (tuple, list)):
         return [to_json(v) for v in value]
-    names = _FIELD_NAMES.get(type(value))
-    if names is not None:
-        return {name: to_json(getattr(value, name)) for name in names}
     if hasattr(value, "__dataclass_fields__"):
         return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):

@@ -111,6 +111,7 @@ class Queries:
         self.view = view
         self._roots: OrderedDict[str, RootSnapshot] = OrderedDict()
         self._root_lists: dict[str | None, tuple[int, list[tuple[NodeRow, Peer]]]] = {}
+        self._other_root_lists: dict[str, tuple[int, tuple[Peer, ...]]] = {}
         self._absorbed = -1
 
     def absorb(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
@@ -201,13 +202,25 @@ class Queries:
         key = row.key
         siblings = tuple(peer for peer in snapshot.live if peer.conversation != key)
         children = snapshot.children.get(key, ()) if row.conversation is not None else ()
-        root = snapshot.root
+        return LineageTree(siblings=siblings, children=children, roots=self._other_roots(row))
+
+    def _other_roots(self, row: NodeRow) -> tuple[Peer, ...]:
+        """The live roots of ``row``'s host and workspace but its own: the same for every
+        node of a root until some root starts or stops, so kept per root until then."""
+        version = self.view.roots_version()
+        cached = self._other_root_lists.get(row.root_id)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        workspace = self.snapshot(row.root_id).root.workspace
         roots = tuple(
             peer
             for other, peer in self._live_roots(row.host)
-            if other.root_id != row.root_id and other.workspace == root.workspace
+            if other.root_id != row.root_id and other.workspace == workspace
         )
-        return LineageTree(siblings=siblings, children=children, roots=roots)
+        if len(self._other_root_lists) >= ROOT_CACHE_SIZE:
+            self._other_root_lists.clear()
+        self._other_root_lists[row.root_id] = (version, roots)
+        return roots
 
     def _live_roots(self, host: str) -> list[tuple[NodeRow, Peer]]:
         version = self.view.roots_version()

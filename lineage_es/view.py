@@ -120,6 +120,10 @@ class MemoryView:
         self._by_root: dict[str, dict[int, NodeRow]] = {}
         self._by_key: dict[str, dict[int, NodeRow]] = {}
         self._root_versions: dict[str, int] = {}
+        #: Root rows, and rows listed under their spawn key: what ``roots`` and ``pending``
+        #: scan, kept apart so neither walks every node.
+        self._root_nodes: dict[int, NodeRow] = {}
+        self._unbound: dict[int, NodeRow] = {}
 
     def position(self) -> int:
         return self._position
@@ -139,10 +143,8 @@ class MemoryView:
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
         return [
             row
-            for rows in self._by_root.values()
-            for row in rows.values()
-            if row.is_root
-            and (host is None or row.host == host)
+            for row in self._root_nodes.values()
+            if (host is None or row.host == host)
             and (row.status == "live" if live_only else row.status != "deleted")
         ]
 
@@ -150,11 +152,7 @@ class MemoryView:
         return [self._rows[nid] for nid in sorted(self._rows)]
 
     def pending(self, host: str) -> list[NodeRow]:
-        return [
-            row
-            for row in self._rows.values()
-            if row.conversation is None and row.status == "live" and row.host == host
-        ]
+        return [row for row in self._unbound.values() if row.status == "live" and row.host == host]
 
     def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
         if self._position != expected:
@@ -171,6 +169,8 @@ class MemoryView:
             self._rows[row.nid] = stored
             self._by_root.setdefault(row.root_id, {})[row.nid] = stored
             self._by_key.setdefault(stored.key, {})[row.nid] = stored
+            _file(self._root_nodes, stored, stored.is_root)
+            _file(self._unbound, stored, stored.conversation is None)
             self._root_versions[row.root_id] = position
             if stored.depth == 0 or (old is not None and old.depth == 0):
                 self._roots_version = position
@@ -178,3 +178,10 @@ class MemoryView:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _file(index: dict[int, NodeRow], row: NodeRow, belongs: bool) -> None:
+    if belongs:
+        index[row.nid] = row
+    else:
+        index.pop(row.nid, None)

@@ -76,7 +76,7 @@ def child_replay(transcript: Path, expected: Path) -> ReplayFigures:
     return {
         "load_seconds": loaded - start,
         "replay_seconds": done - loaded,
-        "rows": len(result.answers),
+        "rows": result.rows,
         "steps": len(result.steps),
         "failed": [step.label for step in result.failed][:10],
         "failed_count": len(result.failed),

@@ -96,6 +96,8 @@ def nested_str(mapping: Mapping[str, Any], key: str, parent: str, host: Host) ->
 def check_depth(value: Any, limit: int = MAX_DEPTH, max_bytes: int = MAX_PAYLOAD_BYTES) -> None:
     """Refuse absurdly deep or large payloads before any adapter walks them: the walk stops at
     the first level past ``limit`` or once its strings alone pass ``max_bytes``."""
+    if _plainly_small(value, limit, max_bytes):
+        return
     stack: list[tuple[Any, int]] = [(value, 0)]
     size = 0
     while stack:
@@ -118,6 +120,17 @@ def check_depth(value: Any, limit: int = MAX_DEPTH, max_bytes: int = MAX_PAYLOAD
             return  # not plain JSON: payload_key names the reason
         if len(encoded) > max_bytes:
             raise PayloadError(_too_large(max_bytes))
+
+
+def _plainly_small(value: Any, limit: int, max_bytes: int) -> bool:
+    """The common case, decided in C: plain JSON whose encoding fits ``max_bytes`` and holds
+    fewer opening brackets (counted inside strings too, so never too few) than ``limit``
+    levels. Anything else takes the exact walk."""
+    try:
+        encoded = orjson.dumps(value)
+    except TypeError:  # not plain JSON, or nested past orjson's own bound
+        return False
+    return len(encoded) <= max_bytes and encoded.count(b"{") + encoded.count(b"[") <= limit
 
 
 def parse_payload(raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -> dict[str, Any]:

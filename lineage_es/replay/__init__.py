@@ -55,6 +55,12 @@ class Engine(Protocol):
         self, obs: Observation, /, *, at: datetime | None = None
     ) -> AgentLineage | None: ...
 
+    def record(
+        self, host: str, payload: Mapping[str, Any], /, *, at: datetime | None = None
+    ) -> None: ...
+
+    def record_observation(self, obs: Observation, /, *, at: datetime | None = None) -> None: ...
+
     def resolve(self, host: str, meta: Mapping[str, Any], /) -> AgentLineage | None: ...
 
     def tree_for(self, conversation: str, host: str | None = None, /) -> LineageTree | None: ...
@@ -89,10 +95,13 @@ class StepResult:
 
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
-    """A finished replay: every row's answer and, with an expected file, every step's result."""
+    """A finished replay: how many rows it ingested, their answers and, with an expected
+    file, every step's result. With an expected file only the rows it asserts are answered
+    (an answer no step reads is never built)."""
 
     transcript: Path
     form: Form
+    rows: int
     answers: tuple[RowAnswer, ...]
     expected: Path | None = None
     steps: tuple[StepResult, ...] = ()
@@ -123,6 +132,8 @@ class _Observed:
     form: Form
     answers: dict[int, RowAnswer] = field(default_factory=dict)
     own_rows: set[int] = field(default_factory=set)
+    #: Rows ingested so far (a transcript row may carry several observations).
+    ingested: int = 0
     views: dict[int, dict[str, LineageTree | None]] = field(default_factory=dict)
     final_views: dict[str, LineageTree | None] | None = None
     last_row: int = 0
@@ -150,12 +161,14 @@ def run_replay(
     )
     chosen = _choose_host(host, spec)
     observed = _replay(path, chosen, store, spec)
+    answers = tuple(observed.answers.values())
     if spec is None:
-        return ReplayResult(path, observed.form, tuple(observed.answers.values()))
+        return ReplayResult(path, observed.form, observed.ingested, answers)
     return ReplayResult(
         path,
         observed.form,
-        tuple(observed.answers.values()),
+        observed.ingested,
+        answers,
         expected=spec.path,
         steps=_check(spec, observed),
     )
@@ -228,6 +241,8 @@ def _replay(path: Path, host: str | None, store: str, spec: Expected | None) -> 
         for row in step.rows:
             probes.setdefault(row, set()).update(step.views)
     pending = sorted(probes)
+    # With an expected file, only the rows it asserts need an answer built and kept.
+    asserted = None if spec is None else {row for step in spec.steps for row in step.rows}
     observed = _Observed(form=form)
     engine: Engine = open_engine(store)
     try:
@@ -235,7 +250,13 @@ def _replay(path: Path, host: str | None, store: str, spec: Expected | None) -> 
             while pending and pending[0] < item.row:
                 row = pending.pop(0)
                 observed.views[row] = _views(engine, probes[row], view_host)
-            answer = _ingest(engine, item, path, len(observed.answers))
+            if item.row > observed.last_row:
+                observed.ingested += 1
+            if asserted is not None and item.row not in asserted:
+                _ingest(engine, item, path, observed.ingested - 1, answer=False)
+                observed.last_row = max(observed.last_row, item.row)
+                continue
+            answer = _ingest(engine, item, path, observed.ingested - 1)
             # A row's requester is its own: observations a transcript reader merges in from
             # subagent files share the row's number but never replace its first answer.
             # A row is answered by its own sender when it has one; observations merged in
@@ -268,7 +289,7 @@ def _guarded(rows: Iterator[Row], observed: _Observed) -> Iterator[Row]:
         yield from rows
     except InputError as exc:
         raise InputError(
-            f"{exc.reason} ({_ingested(len(observed.answers))})", path=exc.path, line=exc.line
+            f"{exc.reason} ({_ingested(observed.ingested)})", path=exc.path, line=exc.line
         ) from None
 
 
@@ -276,9 +297,13 @@ def _ingested(count: int) -> str:
     return f"{count} row{'s' if count != 1 else ''} ingested before it, nothing from this one"
 
 
-def _ingest(engine: Engine, item: Row, path: Path, count: int) -> RowAnswer:
+def _ingest(engine: Engine, item: Row, path: Path, count: int, *, answer: bool = True) -> RowAnswer:
+    """Ingest one row; its answer (``lineage`` is left ``None`` when not ``answer``)."""
     try:
         if isinstance(item, PayloadRow):
+            if not answer:
+                engine.record(item.host, item.payload, at=item.at)
+                return RowAnswer(item.row, "hook", item.host, None)
             lineage = engine.observe(item.host, item.payload, at=item.at)
             return RowAnswer(item.row, "hook", item.host, lineage)
         if isinstance(item, McpRow):
@@ -286,6 +311,9 @@ def _ingest(engine: Engine, item: Row, path: Path, count: int) -> RowAnswer:
         assert isinstance(item, ObservationRow)
         if item.observation is None:
             return RowAnswer(item.row, "transcript", None, None)
+        if not answer:
+            engine.record_observation(item.observation)
+            return RowAnswer(item.row, "transcript", item.observation.host, None)
         lineage = engine.observe_observation(item.observation)
         return RowAnswer(item.row, "transcript", item.observation.host, lineage)
     except PayloadError as exc:

@@ -55,7 +55,7 @@ def count_conflicts(engine: Engine) -> Callable[[], int]:
     """Count the optimistic-concurrency conflicts the engine meets (and retries) by wrapping
     the application's ``save``: engine.py is left as it is."""
     conflicts = [0]
-    save = engine.app.save
+    save = engine.app.save_aggregates
 
     def counting_save(*objs: Any, **kwargs: Any) -> Any:
         try:
@@ -64,7 +64,7 @@ def count_conflicts(engine: Engine) -> Callable[[], int]:
             conflicts[0] += 1
             raise
 
-    engine.app.save = counting_save  # type: ignore[method-assign]
+    engine.app.save_aggregates = counting_save  # type: ignore[method-assign]
     return lambda: conflicts[0]
 
 
