@@ -1,8 +1,9 @@
-"""The expected file: load and validate it, compare it with what a replay observed, rewrite it.
+"""The expected file: load it, compare it with what a replay observed, rewrite it.
 
 The file is YAML checked against ``expected.schema.json`` (shipped beside this module) with
 ``additionalProperties: false`` everywhere, so a typo is an error naming its line, never a key
-that silently checks nothing.
+that silently checks nothing. Reading the YAML with its lines is :mod:`.yaml_lines`; checking
+it against the schema is :mod:`.schema_check`.
 """
 
 from __future__ import annotations
@@ -12,38 +13,17 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import jsonschema
 import yaml
-from yaml.nodes import MappingNode, Node, SequenceNode
 
 from lineage_es.errors import InputError
 from lineage_es.model import AgentLineage, LineageTree, to_json
-
-#: A key path inside the expected file: mapping keys and list indices from the top.
-KeyPath = tuple[str | int, ...]
+from lineage_es.replay.schema_check import conforms, render_value, schema, validate
+from lineage_es.replay.yaml_lines import KeyPath, LazyLines, nearest_line, parse_yaml
 
 TREE_KEYS = ("siblings", "children", "roots")
-
-
-if TYPE_CHECKING:
-    _SafeLoader = yaml.SafeLoader
-else:  # libyaml parses large expected files ten times faster, with the same marks
-    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_SafeLoader):
-    """A safe loader that keeps times as text: ``started_at: 2000-01-01T00:00:00Z`` is a string
-    to compare, not a datetime to misread."""
-
-    yaml_implicit_resolvers = {  # noqa: RUF012 (PyYAML's own class-level table)
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,14 +80,6 @@ class Mismatch:
 # -- loading -----------------------------------------------------------------------------------
 
 
-@cache
-def schema() -> dict[str, Any]:
-    """The JSON Schema of the expected file (package data)."""
-    text = resources.files("lineage_es.replay").joinpath("expected.schema.json").read_text()
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
-
-
 def load_expected(path: str | Path) -> Expected:
     """Read, validate and index an expected file; :class:`InputError` names the line and why."""
     path = Path(path)
@@ -116,171 +88,27 @@ def load_expected(path: str | Path) -> Expected:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the expected file: {exc}", path=str(path)) from None
     data, lines = parse_yaml(text, path)
+    del text
     validate(data, lines, path)
-    steps = tuple(
-        Step(
-            index=i,
-            rows=tuple(raw["rows"]) if "rows" in raw else (raw["row"],),
-            line=lines.get(("steps", i), 0),
-            checks={k: v for k, v in raw.items() if k not in ("row", "rows")},
-        )
-        for i, raw in enumerate(data["steps"])
-    )
+    if isinstance(lines, LazyLines):
+        lines.detach()
+    steps = []
+    for i, raw in enumerate(data["steps"]):
+        # The step's own mapping becomes its checks: no copy of the document is kept.
+        rows = tuple(raw.pop("rows")) if "rows" in raw else (raw.pop("row"),)
+        steps.append(Step(index=i, rows=rows, line=lines.get(("steps", i), 0), checks=raw))
     final = data.get("final")
     return Expected(
         path=path,
         host=data.get("host"),
-        steps=steps,
+        steps=tuple(steps),
         final_views=None if final is None else final["views"],
         final_line=lines.get(("final",)),
         lines=lines,
     )
 
 
-def parse_yaml(text: str, path: Path) -> tuple[Any, dict[KeyPath, int]]:
-    """The YAML document in ``text`` as plain data, and the 1-based line of every key path."""
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            raise InputError("the expected file is empty", path=str(path), line=1)
-        lines: dict[KeyPath, int] = {}
-        data = _build(loader, node, (), lines, path, set())
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        reason = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
-        raise InputError(f"not valid YAML: {reason}", path=str(path), line=line) from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}", path=str(path)) from None
-    finally:
-        loader.dispose()
-    return data, lines
-
-
-def _build(
-    loader: _Loader, node: Node, at: KeyPath, lines: dict[KeyPath, int], path: Path, seen: set[int]
-) -> Any:
-    lines.setdefault(at, node.start_mark.line + 1)
-    if id(node) in seen:
-        raise InputError("an alias refers to itself", path=str(path), line=lines[at])
-    if isinstance(node, MappingNode):
-        loader.flatten_mapping(node)
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
-            line = key_node.start_mark.line + 1
-            if not isinstance(key, str):
-                raise InputError(
-                    f"key {key!r} must be a string: quote it", path=str(path), line=line
-                )
-            if key in out:
-                raise InputError(f"duplicate key {key!r}", path=str(path), line=line)
-            lines[(*at, key)] = line
-            out[key] = _build(loader, value_node, (*at, key), lines, path, seen | {id(node)})
-        return out
-    if isinstance(node, SequenceNode):
-        return [
-            _build(loader, item, (*at, i), lines, path, seen | {id(node)})
-            for i, item in enumerate(node.value)
-        ]
-    return loader.construct_object(node, deep=True)
-
-
-def validate(data: Any, lines: Mapping[KeyPath, int], path: Path) -> None:
-    """Check ``data`` against the schema; every error becomes ``file:line: reason``."""
-    validator = jsonschema.Draft202012Validator(schema())
-    found: list[tuple[int, str]] = []
-    for error in validator.iter_errors(data):
-        found.extend(_explain(error, lines))
-    if not found:
-        return
-    found.sort(key=lambda item: item[0])
-    first_line, first = found[0]
-    more = [f"{path}:{line}: {reason}" for line, reason in found[1:]]
-    raise InputError("\n".join([first, *more]), path=str(path), line=first_line)
-
-
-def _explain(
-    error: jsonschema.ValidationError, lines: Mapping[KeyPath, int]
-) -> list[tuple[int, str]]:
-    at: KeyPath = tuple(error.absolute_path)
-    where = _where(at)
-    line = nearest_line(lines, at)
-    sub = error.schema if isinstance(error.schema, dict) else {}
-    instance: Any = error.instance
-    value: Any = error.validator_value
-    custom = sub.get("x-messages", {}).get(error.validator)
-    if custom:
-        return [(line, f"{where}: {custom}" if where else custom)]
-    if error.validator == "additionalProperties" and isinstance(instance, dict):
-        known = list(sub.get("properties", {}))
-        out = []
-        for key in instance:
-            if key in known:
-                continue
-            hint = difflib.get_close_matches(key, known, n=1)
-            reason = f"unknown key {key!r}" + (f" in {where}" if where else "")
-            reason += f" (did you mean {hint[0]!r}?)" if hint else ""
-            reason += f"; known keys: {', '.join(known)}"
-            out.append((nearest_line(lines, (*at, key)), reason))
-        return out
-    if error.validator == "required":
-        missing = [k for k in value if k not in instance]
-        return [(line, f"{where or 'the file'}: missing key {', '.join(map(repr, missing))}")]
-    if error.validator == "type":
-        names = " or ".join(_TYPE_NAMES[t] for t in ([value] if isinstance(value, str) else value))
-        return [(line, f"{where}: expected {names}, got {render_value(instance)}")]
-    if error.validator == "enum":
-        options = ", ".join(map(str, value))
-        return [(line, f"{where}: must be one of {options}, not {render_value(instance)}")]
-    if error.validator == "minimum":
-        return [(line, f"{where}: must be at least {value}")]
-    if error.validator in ("minItems", "minLength"):
-        return [(line, f"{where}: must not be empty")]
-    return [(line, f"{where}: {error.message}" if where else error.message)]
-
-
-_TYPE_NAMES = {
-    "object": "a mapping",
-    "array": "a list",
-    "string": "a string",
-    "integer": "an integer",
-    "null": "null",
-    "number": "a number",
-    "boolean": "true or false",
-}
-
-
-def _where(at: KeyPath) -> str:
-    """``steps[0].views["a\\nb"].children``: a key path as a reader would write it."""
-    text = ""
-    for part in at:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif not _PLAIN_KEY.fullmatch(part):
-            text += f"[{json.dumps(part, ensure_ascii=False)}]"
-        else:
-            text += f".{part}" if text else part
-    return text
-
-
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def nearest_line(lines: Mapping[KeyPath, int], at: KeyPath) -> int:
-    """The line of key path ``at``, or of its nearest enclosing key (line 1 for none)."""
-    while at and at not in lines:
-        at = at[:-1]
-    return lines.get(at, 1)
-
-
 # -- comparing ---------------------------------------------------------------------------------
-
-
-def render_value(value: Any) -> str:
-    """A value as one line of JSON: ids stay quoted and escaped (they may hold newlines)."""
-    return json.dumps(value, ensure_ascii=False)
 
 
 def perspective_of(conversation: str | None, *, view: bool = False) -> str:
@@ -318,20 +146,26 @@ def compare_tree(
 ) -> list[Mismatch]:
     """A tree expectation (``tree:`` or one view, at key path ``where``) against the tree the
     engine answered."""
-    got = None if tree is None else tree_data(tree)
-    if want is None or got is None:
-        if want is None and got is None:
+    if want is None or tree is None:
+        if want is None and tree is None:
             return []
+        got = None if tree is None else tree_data(tree)
         return [_mismatch(expected, row, who, where, ("tree",), want, got)]
     out: list[Mismatch] = []
     for key in TREE_KEYS:
         if key not in want:
             continue
-        exp_items, obs_items = want[key], got[key]
-        if len(exp_items) == len(obs_items) and all(
-            _item_matches(e, o) for e, o in zip(exp_items, obs_items, strict=True)
+        exp_items = want[key]
+        peers = getattr(tree, key)
+        # Most expectations list ids: compare those without turning every peer into data.
+        if len(exp_items) == len(peers) and all(
+            want_item == peer.conversation
+            if isinstance(want_item, str)
+            else _item_matches(want_item, to_json(peer))
+            for want_item, peer in zip(exp_items, peers, strict=True)
         ):
             continue
+        obs_items = [to_json(peer) for peer in peers]
         out.append(
             Mismatch(
                 row=row,
@@ -587,3 +421,30 @@ def updated_document(
             }
         }
     return document
+
+
+__all__ = [
+    "TREE_KEYS",
+    "Expected",
+    "KeyPath",
+    "LazyLines",
+    "Mismatch",
+    "Step",
+    "compare_lineage",
+    "compare_tree",
+    "compare_view",
+    "conforms",
+    "dump_expected",
+    "lineage_data",
+    "load_expected",
+    "nearest_line",
+    "parse_yaml",
+    "perspective_of",
+    "refresh_view",
+    "render_value",
+    "schema",
+    "tree_data",
+    "tree_ids",
+    "updated_document",
+    "validate",
+]

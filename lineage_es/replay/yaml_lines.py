@@ -1,0 +1,351 @@
+"""Read YAML text into plain data and the line of each key path, fast for large files.
+
+The expected file's messages name lines, and large generated files must still load quickly:
+libyaml's parser events are built straight into data, keeping only the shallow lines and
+working out a deeper one on first use. Anything out of the ordinary (tags, merge keys, keys
+that are not unique strings, invalid YAML) is read the exact way instead: the full node tree,
+with every key's line and every error named by its line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, SequenceNode
+
+from lineage_es.errors import InputError
+
+#: A key path inside a document: mapping keys and list indices from the top.
+KeyPath = tuple[str | int, ...]
+
+
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:  # libyaml parses large expected files ten times faster, with the same marks
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SafeLoader):
+    """A safe loader that keeps times as text: ``started_at: 2000-01-01T00:00:00Z`` is a string
+    to compare, not a datetime to misread."""
+
+    yaml_implicit_resolvers = {  # noqa: RUF012 (PyYAML's own class-level table)
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+
+def parse_yaml(text: str, path: Path) -> tuple[Any, Mapping[KeyPath, int]]:
+    """The YAML document in ``text`` as plain data, and the 1-based line of every key path.
+
+    The lines of the top-level keys and of each step are known at once; any other is worked
+    out when first asked for (by re-reading ``text``).
+    """
+    fast = _parse_events(text, _EAGER_DEPTH)
+    if fast is not None:
+        data, known = fast
+        return data, LazyLines(known, _EAGER_DEPTH, text, path)
+    return _parse_nodes(text, path)
+
+
+class LazyLines(Mapping[KeyPath, int]):
+    """The line of every key path of a document, of which only those at most ``depth`` deep are
+    kept from the start; the first look-up of a deeper one reads the document again for all."""
+
+    __slots__ = ("_depth", "_digest", "_full", "_known", "_path", "_text")
+
+    def __init__(self, known: dict[KeyPath, int], depth: int, text: str, path: Path) -> None:
+        self._known = known
+        self._depth = depth
+        self._text: str | None = text
+        self._digest = b""
+        self._path = path
+        self._full: dict[KeyPath, int] | None = None
+
+    def detach(self) -> None:
+        """Drop the text, keeping its digest: the file at ``path`` is read again when a deeper
+        line is asked for, and only the lines already known are used if it has changed."""
+        if self._text is not None and self._full is None:
+            self._digest = _digest(self._text)
+            self._text = None
+
+    def _all(self) -> dict[KeyPath, int]:
+        if self._full is None:
+            text = self._text if self._text is not None else self._reread()
+            if text is None:
+                self._full = dict(self._known)
+            else:
+                fast = _parse_events(text, None)
+                self._full = fast[1] if fast is not None else _parse_nodes(text, self._path)[1]
+            self._known = self._full
+            self._text = None
+        return self._full
+
+    def _reread(self) -> str | None:
+        try:
+            text = self._path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return text if _digest(text) == self._digest else None
+
+    def _knows(self, key: object) -> bool:
+        """Whether ``key``'s line (or its absence) is known without reading the document."""
+        return self._full is not None or (isinstance(key, tuple) and len(key) <= self._depth)
+
+    def __getitem__(self, key: KeyPath) -> int:
+        try:
+            return self._known[key]
+        except KeyError:
+            if self._knows(key):
+                raise
+        return self._all()[key]
+
+    def __contains__(self, key: object) -> bool:
+        if key in self._known:
+            return True
+        return not self._knows(key) and key in self._all()
+
+    def __iter__(self) -> Iterator[KeyPath]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=32).digest()
+
+
+#: The key paths whose lines :func:`parse_yaml` keeps from the start: ``host``, ``final``,
+#: ``steps``, and each step (``("steps", i)``).
+_EAGER_DEPTH = 2
+
+_STR_TAG = "tag:yaml.org,2002:str"
+#: Plain scalars whose value is cached: immutable, and equal only to themselves.
+_CACHED_TAGS = frozenset(
+    {_STR_TAG, "tag:yaml.org,2002:int", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"}
+)
+_PLAIN_TAGS = _CACHED_TAGS | {"tag:yaml.org,2002:float"}
+
+
+class _Unusual(Exception):
+    """The document needs the exact path (:func:`_parse_nodes`)."""
+
+
+def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]] | None:
+    """``text`` as plain data built straight from the parser's events, and the lines of the key
+    paths at most ``depth`` deep (all of them for ``None``); ``None`` when the document has
+    anything :func:`_parse_nodes` must judge: a tag, a key that is not a unique plain string
+    (merge keys included), an anchor on a key or an alias as one, an alias inside its own
+    anchor, more or less than one document, invalid YAML.
+
+    For every other document the data and the lines are exactly those of :func:`_parse_nodes`:
+    scalars are resolved and constructed by the same loader, only without a node tree, and an
+    alias is built afresh from the events of its anchor (with their lines), as from its node.
+    """
+    loader = _Loader(text)
+    if loader.yaml_path_resolvers:  # tags that depend on the path: only the composer knows
+        return None
+    resolve: Callable[[type[Node], str, tuple[bool, bool]], str] = loader.resolve
+    constructors: Mapping[str | None, Callable[..., Any]] = loader.yaml_constructors
+    alias_event = yaml.AliasEvent
+    scalar_event = yaml.ScalarEvent
+    plain: dict[str, Any] = {}
+    strings: dict[str, str] = {}
+    lines: dict[KeyPath, int] = {}
+    limit = -1 if depth is None else depth
+    #: The events of each anchored node, to build an alias from (``None`` while still open).
+    anchors: dict[str, list[Any] | None] = {}
+    replaying = 0
+
+    def scalar(event: Any) -> Any:
+        value = event.value
+        implicit = event.implicit
+        if not implicit[0]:  # quoted: always a string (the resolver's default tag)
+            return strings.setdefault(value, value)
+        if implicit[1]:
+            raise _Unusual
+        try:
+            return plain[value]
+        except KeyError:
+            pass
+        tag = resolve(yaml.ScalarNode, value, implicit)
+        if tag not in _PLAIN_TAGS:
+            raise _Unusual
+        if tag == _STR_TAG:
+            obj: Any = strings.setdefault(value, value)
+        else:
+            obj = constructors[tag](loader, yaml.ScalarNode(tag, value))
+        if tag in _CACHED_TAGS:
+            plain[value] = obj
+        return obj
+
+    def start_line(event: Any) -> int:
+        """The line of the node an event starts (an alias: its anchor's node)."""
+        kind = type(event)
+        if kind is alias_event:
+            log = anchors.get(event.anchor)
+            if log is None:
+                raise _Unusual
+            event = log[0]
+        line: int = event.start_mark.line + 1
+        return line
+
+    def node(event: Any, at: KeyPath | None, pull: Callable[[], Any]) -> Any:
+        nonlocal replaying
+        kind = type(event)
+        if kind is alias_event:
+            log = anchors.get(event.anchor)
+            if log is None:  # undefined, or an alias inside its own anchor
+                raise _Unusual
+            replaying += 1
+            events = iter(log)
+            value = node(next(events), at, events.__next__)
+            replaying -= 1
+            return value
+        if event.tag is not None:
+            raise _Unusual
+        if event.anchor is None or replaying:
+            if kind is scalar_event:
+                return scalar(event)
+            return body(event, kind, at, pull)
+        name = event.anchor
+        if name in anchors:
+            raise _Unusual
+        anchors[name] = None
+        log = [event]
+
+        def record() -> Any:
+            item = pull()
+            log.append(item)
+            return item
+
+        value = body(event, kind, at, record)
+        anchors[name] = log
+        return value
+
+    def body(event: Any, kind: type, at: KeyPath | None, pull: Callable[[], Any]) -> Any:
+        if kind is scalar_event:
+            return scalar(event)
+        deeper = at is not None and len(at) + 1 != limit
+        if kind is yaml.MappingStartEvent:
+            out: dict[str, Any] = {}
+            while True:
+                item = pull()
+                item_kind = type(item)
+                if item_kind is yaml.MappingEndEvent:
+                    return out
+                if item_kind is not scalar_event or item.anchor is not None or item.tag is not None:
+                    raise _Unusual
+                key = scalar(item)
+                if type(key) is not str or key in out:
+                    raise _Unusual
+                if at is None:
+                    value = pull()
+                    if type(value) is scalar_event and value.anchor is None and value.tag is None:
+                        out[key] = scalar(value)
+                    else:
+                        out[key] = node(value, None, pull)
+                else:
+                    where = (*at, key)
+                    lines[where] = item.start_mark.line + 1
+                    out[key] = node(pull(), where if deeper else None, pull)
+        if kind is not yaml.SequenceStartEvent:
+            raise _Unusual
+        items: list[Any] = []
+        while True:
+            item = pull()
+            if type(item) is yaml.SequenceEndEvent:
+                return items
+            if at is None:
+                if type(item) is scalar_event and item.anchor is None and item.tag is None:
+                    items.append(scalar(item))
+                else:
+                    items.append(node(item, None, pull))
+            else:
+                where = (*at, len(items))
+                lines[where] = start_line(item)
+                items.append(node(item, where if deeper else None, pull))
+
+    next_event: Callable[[], Any] = loader.get_event
+    try:
+        if type(next_event()) is not yaml.StreamStartEvent:
+            return None
+        if type(next_event()) is not yaml.DocumentStartEvent:
+            return None  # empty
+        event = next_event()
+        lines[()] = start_line(event)
+        data = node(event, () if limit else None, next_event)
+        if type(next_event()) is not yaml.DocumentEndEvent:
+            return None
+        if type(next_event()) is not yaml.StreamEndEvent:
+            return None  # another document
+    except Exception:  # invalid YAML, or anything unusual: the exact path judges it
+        return None
+    finally:
+        loader.dispose()
+    return data, lines
+
+
+def _parse_nodes(text: str, path: Path) -> tuple[Any, dict[KeyPath, int]]:
+    """:func:`parse_yaml` the exact way: the node tree, with every error named by its line."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise InputError("the expected file is empty", path=str(path), line=1)
+        lines: dict[KeyPath, int] = {}
+        data = _build(loader, node, (), lines, path, set())
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        reason = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
+        raise InputError(f"not valid YAML: {reason}", path=str(path), line=line) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {exc}", path=str(path)) from None
+    finally:
+        loader.dispose()
+    return data, lines
+
+
+def _build(
+    loader: _Loader, node: Node, at: KeyPath, lines: dict[KeyPath, int], path: Path, seen: set[int]
+) -> Any:
+    lines.setdefault(at, node.start_mark.line + 1)
+    if id(node) in seen:
+        raise InputError("an alias refers to itself", path=str(path), line=lines[at])
+    if isinstance(node, MappingNode):
+        loader.flatten_mapping(node)
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if not isinstance(key, str):
+                raise InputError(
+                    f"key {key!r} must be a string: quote it", path=str(path), line=line
+                )
+            if key in out:
+                raise InputError(f"duplicate key {key!r}", path=str(path), line=line)
+            lines[(*at, key)] = line
+            out[key] = _build(loader, value_node, (*at, key), lines, path, seen | {id(node)})
+        return out
+    if isinstance(node, SequenceNode):
+        return [
+            _build(loader, item, (*at, i), lines, path, seen | {id(node)})
+            for i, item in enumerate(node.value)
+        ]
+    return loader.construct_object(node, deep=True)
+
+
+def nearest_line(lines: Mapping[KeyPath, int], at: KeyPath) -> int:
+    """The line of key path ``at``, or of its nearest enclosing key (line 1 for none)."""
+    while at and at not in lines:
+        at = at[:-1]
+    return lines.get(at, 1)
+
+
+__all__ = ["KeyPath", "LazyLines", "nearest_line", "parse_yaml"]
