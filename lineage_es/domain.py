@@ -48,7 +48,7 @@ class ConversationIndex(Aggregate):
     class Event(Aggregate.Event):
         pass
 
-    class Created(Aggregate.Created):
+    class Created(Event, Aggregate.Created):
         TOPIC = "lineage:ConversationIndex.Indexed"
         host: str
         conversation: str
@@ -104,7 +104,7 @@ class RootLineage(Aggregate):
         def change(self, aggregate: Any) -> None:
             """Mutate the aggregate's state; each event class says how."""
 
-    class Created(Aggregate.Created):
+    class Created(Event, Aggregate.Created):
         TOPIC = "lineage:RootLineage.Started"
         host: str
         conversation: str
@@ -800,8 +800,40 @@ def _claim(aggregate: Any, spawn_key: str | None, claimant: str) -> None:
         spawn["claimed"] = claimant or None
 
 
-EVENT_CLASSES: dict[str, type[Any]] = {
-    cls.TOPIC: cls
+class _EventClasses(dict[str, type[Any]]):
+    """The event class of each journal topic. The import ledger's classes
+    (:mod:`lineage_es.import_ledger`) are defined on first lookup of one of its topics: only
+    ``lineage import`` writes those events, and a hook process need not build them."""
+
+    def __contains__(self, topic: object) -> bool:
+        return dict.__contains__(self, topic) or topic in LEDGER_TOPICS
+
+    def __missing__(self, topic: str) -> type[Any]:
+        if topic in LEDGER_TOPICS:
+            import lineage_es.import_ledger  # noqa: F401 (adds its classes here)
+
+            if dict.__contains__(self, topic):
+                return dict.__getitem__(self, topic)
+        raise KeyError(topic)
+
+    def get(self, topic: str, default: Any = None) -> Any:
+        try:
+            return self[topic]
+        except KeyError:
+            return default
+
+
+#: The topics of :class:`lineage_es.import_ledger.ImportLedger`'s events.
+LEDGER_TOPICS = frozenset(
+    (
+        "lineage:ImportLedger.Opened",
+        "lineage:ImportLedger.FilesRead",
+        "lineage:ImportLedger.FilesForgotten",
+    )
+)
+
+EVENT_CLASSES: dict[str, type[Any]] = _EventClasses(
+    (cls.TOPIC, cls)
     for cls in (
         ConversationIndex.Created,
         ConversationIndex.Moved,
@@ -818,7 +850,7 @@ EVENT_CLASSES: dict[str, type[Any]] = {
         RootLineage.Renamed,
         RootLineage.Deleted,
     )
-}
+)
 
 
 def upcast(topic: str, state: dict[str, Any]) -> None:
@@ -830,77 +862,3 @@ def upcast(topic: str, state: dict[str, Any]) -> None:
     while version < target:
         getattr(cls, f"upcast_v{version}_v{version + 1}")(state)
         version += 1
-
-
-# -- import bookkeeping (``lineage import``) -------------------------------------------------------
-
-
-def ledger_id(host: str, folder: str) -> UUID:
-    """The id of the import ledger of one host's history folder (an absolute path)."""
-    return uuid5(NAMESPACE, f"import-ledger\x00{host}\x00{folder}")
-
-
-class ImportLedger(Aggregate):
-    """What ``lineage import`` has read of one host folder, kept in the journal itself so a
-    re-import reads only what changed, on every store, and survives export and import.
-
-    ``files`` maps a path (relative to the folder) to its entry: size, mtime, the byte offset
-    after the last complete line read, the reader state needed to resume there, and the
-    conversations the file contributed (for ``--reconcile``). ``groups`` keeps reader state
-    shared by several files (a Claude session and its agent files). The projection ignores
-    these events: they place no node.
-    """
-
-    TOPIC = "lineage:ImportLedger"
-
-    class Created(Aggregate.Created):
-        TOPIC = "lineage:ImportLedger.Opened"
-        host: str
-        folder: str
-
-    class FilesRead(Aggregate.Event):
-        """One import run's changes: new or updated entries replace the old ones."""
-
-        TOPIC = "lineage:ImportLedger.FilesRead"
-        files: dict[str, Any]
-        groups: dict[str, Any]
-
-        def apply(self, aggregate: Any) -> None:
-            aggregate.files.update(self.files)
-            aggregate.groups.update(self.groups)
-
-    class FilesForgotten(Aggregate.Event):
-        """Files gone from disk whose conversations ``--reconcile`` deleted."""
-
-        TOPIC = "lineage:ImportLedger.FilesForgotten"
-        paths: list[str]
-
-        def apply(self, aggregate: Any) -> None:
-            for path in self.paths:
-                aggregate.files.pop(path, None)
-
-    def __init__(self, host: str, folder: str) -> None:
-        self.host = host
-        self.folder = folder
-        self.files: dict[str, Any] = {}
-        self.groups: dict[str, Any] = {}
-
-    @classmethod
-    def open(cls, host: str, folder: str) -> ImportLedger:
-        return cls._create(cls.Created, id=ledger_id(host, folder), host=host, folder=folder)
-
-    def record(self, files: dict[str, Any], groups: dict[str, Any]) -> None:
-        if files or groups:
-            self.trigger_event(self.FilesRead, files=files, groups=groups)
-
-    def forget(self, paths: list[str]) -> None:
-        if paths:
-            self.trigger_event(self.FilesForgotten, paths=sorted(paths))
-
-
-EVENT_CLASSES.update(
-    {
-        cls.TOPIC: cls
-        for cls in (ImportLedger.Created, ImportLedger.FilesRead, ImportLedger.FilesForgotten)
-    }
-)

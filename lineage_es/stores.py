@@ -8,7 +8,6 @@ machines share one journal.
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 import sys
 import warnings
@@ -34,6 +33,9 @@ StoreKind = Literal["memory", "sqlite", "postgresql"]
 
 #: How long a writer waits for another process's write lock before failing (seconds).
 SQLITE_LOCK_TIMEOUT = 30
+
+#: The first bytes of every SQLite database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True)
@@ -123,12 +125,15 @@ def prepare_sqlite_file(path: Path) -> None:
             )
     except OSError as exc:
         raise StoreError(f"cannot create the store at {path}: {exc.strerror}") from None
+    # What SQLite itself checks first: a database file is empty or starts with its header
+    # string. Read that rather than open a connection only to check it (every hook opens one).
     try:
-        probe = sqlite3.connect(path)
-        probe.execute("PRAGMA schema_version").fetchone()
-        probe.close()
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path} is not a SQLite journal: {exc}") from None
+        with open(path, "rb") as probe:
+            header = probe.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"cannot open the store at {path}: {exc.strerror}") from None
+    if header and header != SQLITE_HEADER:
+        raise StoreError(f"{path} is not a SQLite journal: file is not a database")
 
 
 class _DurablePool(SQLiteConnectionPool):
