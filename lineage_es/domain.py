@@ -15,13 +15,25 @@ from __future__ import annotations
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
-from uuid import NAMESPACE_URL, UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
 from lineage_es.facts import RESOLUTION_STRENGTH
 
-NAMESPACE = uuid5(NAMESPACE_URL, "https://lineage-es.dev/ids")
+try:  # the builtin SHA-1: importing hashlib loads OpenSSL, some 3 ms of every hook process
+    from _sha1 import sha1  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover (a Python built without it)
+    from hashlib import sha1
+
+#: ``uuid5(NAMESPACE_URL, "https://lineage-es.dev/ids")``: every id is a UUID 5 in it.
+NAMESPACE = UUID("3477ccce-b6d6-5cc6-a05c-33f125580357")
+
+
+def name_id(name: str) -> UUID:
+    """``uuid.uuid5(NAMESPACE, name)``, computed without importing hashlib."""
+    return UUID(bytes=sha1(NAMESPACE.bytes + name.encode("utf-8")).digest()[:16], version=5)
+
 
 LIVE = "live"
 STOPPED = "stopped"
@@ -31,13 +43,13 @@ DELETED = "deleted"
 @lru_cache(maxsize=65536)
 def root_id(host: str, conversation: str) -> UUID:
     """The aggregate id of the root ``conversation`` of ``host``: stable across machines."""
-    return uuid5(NAMESPACE, f"root\x00{host}\x00{conversation}")
+    return name_id(f"root\x00{host}\x00{conversation}")
 
 
 @lru_cache(maxsize=65536)
 def index_id(host: str, conversation: str) -> UUID:
     """The id of the index entry that routes ``conversation`` to its root."""
-    return uuid5(NAMESPACE, f"conversation\x00{host}\x00{conversation}")
+    return name_id(f"conversation\x00{host}\x00{conversation}")
 
 
 class ConversationIndex(Aggregate):

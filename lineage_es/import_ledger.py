@@ -11,16 +11,16 @@ verify decode them).
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
-from lineage_es.domain import EVENT_CLASSES, LEDGER_TOPICS, NAMESPACE
+from lineage_es.domain import EVENT_CLASSES, LEDGER_TOPICS, name_id
 
 
 def ledger_id(host: str, folder: str) -> UUID:
     """The id of the import ledger of one host's history folder (an absolute path)."""
-    return uuid5(NAMESPACE, f"import-ledger\x00{host}\x00{folder}")
+    return name_id(f"import-ledger\x00{host}\x00{folder}")
 
 
 class ImportLedger(Aggregate):

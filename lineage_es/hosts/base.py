@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -10,6 +9,11 @@ from typing import Any, Protocol
 import orjson
 
 from lineage_es.errors import PayloadError
+
+try:  # the builtin BLAKE2: importing hashlib loads OpenSSL, some 3 ms of every hook process
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover (a Python built without it)
+    from hashlib import blake2b
 from lineage_es.facts import Claim, Host, Observation
 
 #: Payloads deeper than this are refused: no real hook payload nests this far.
@@ -50,7 +54,7 @@ def payload_key(payload: Mapping[str, Any], ignore: Iterable[str] = ()) -> str:
         raw = orjson.dumps(body, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
     except TypeError as exc:
         raise PayloadError(f"payload is not plain JSON data: {exc}") from None
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+    return blake2b(raw, digest_size=16).hexdigest()
 
 
 def require_str(payload: Mapping[str, Any], key: str, host: Host) -> str:
