@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import IO, Any
 
 import orjson
 import pytest
@@ -17,6 +19,7 @@ from lineage_es.cli import main
 from lineage_es.engine import Engine, open_engine
 from lineage_es.importers import import_claude, import_codex
 from lineage_es.importers import lines as lines_module
+from lineage_es.importers.lines import Region
 from lineage_es.journal import export_journal, import_journal
 from tests.test_import_claude import AGENT, CHILD, SESSION, Session, at, members, one_child
 from tests.test_import_codex import CHILD as THREAD_CHILD
@@ -148,6 +151,48 @@ def test_chunks_give_every_complete_line_at_its_offset_and_skip_overlong_ones(
     assert b"".join(r.data for r in regions) == b"".join(x for x in lines if len(x) <= 64)
     assert skips[lines_module.OVERLONG] == sum(len(x) > 64 for x in lines)
     assert (chunks.end, chunks.partial) == (len(data) - len(tail), bool(tail))
+
+
+def _regions(stream: IO[bytes], offset: int) -> tuple[list[Region], list[Any], int, bool, int]:
+    skips: Counter[str] = Counter()
+    chunks = lines_module.Chunks(stream, offset, skips)
+    regions = list(chunks)
+    tail = list(chunks.last_lines())
+    return regions, tail, chunks.end, chunks.partial, skips[lines_module.OVERLONG]
+
+
+@given(
+    lines=st.lists(st.binary(max_size=90).map(lambda b: b.replace(b"\n", b"") + b"\n")),
+    tail=st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")),
+    region=st.integers(min_value=1, max_value=120),
+    skip=st.integers(min_value=0, max_value=5),
+)
+@settings(max_examples=100, deadline=None)
+def test_chunks_of_a_file_are_those_of_the_same_bytes_in_memory(
+    lines: list[bytes], tail: bytes, region: int, skip: int
+) -> None:
+    """A file is read no more than it holds at a time; its regions, last lines, end and
+    skips are those of the same bytes read without knowing their size."""
+    data = b"".join(lines) + tail
+    offset = len(b"".join(lines[:skip]))
+    saved = lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES
+    lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES = 64, region
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "rows.jsonl"
+            path.write_bytes(data)
+            with path.open("rb") as stream:
+                stream.seek(offset)
+                from_file = _regions(stream, offset)
+        memory = io.BytesIO(data)
+        memory.seek(offset)
+        in_memory = _regions(memory, offset)
+    finally:
+        lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES = saved
+    assert from_file == in_memory
+    assert len(from_file[1]) == min(
+        lines_module.Chunks.TAIL, sum(len(x) <= 64 for x in lines[skip:])
+    )
 
 
 # -- files gone from disk -----------------------------------------------------------------------

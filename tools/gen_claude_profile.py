@@ -300,7 +300,7 @@ class Profile:
         for _ in nested:
             key, agent = w.tool_id(), w.agent_id()
             kind = rng.choice(("Explore", "general-purpose", "Plan", "code-reviewer"))
-            tool_input = {
+            tool_input: dict[str, Any] = {
                 "description": w.words(30),
                 "prompt": w.words(w.size(600)),
                 "subagent_type": kind,

@@ -18,6 +18,10 @@ run, ``agent_progress`` rows in the versions that wrote them, and in each file i
 are parsed whole. A line no marker points to is never parsed, so a broken line that carried
 nothing needed is not counted either.
 
+Sessions are read apart from each other, so a large import reads them in forked worker
+processes (:mod:`~lineage_es.importers.forked`) and takes what they found in order, journaling
+one batch while they read the next: the journal is the same as one process makes.
+
 Each file's start and stop come from its first and last rows; a grown file's first new row
 resumes its conversation (a resumed or continued session appends to the same file), and an
 agent still writing after something stopped it (its parent's result, the root's last row)
@@ -27,7 +31,11 @@ acts again at its next row.
 from __future__ import annotations
 
 import bisect
+import os
 import re
+import sys
+import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +57,7 @@ from lineage_es.facts import (
 from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.claude import HOST, is_internal_agent
 from lineage_es.hosts.claude_transcript import RowMeaning, agent_start, is_warmup, read_meta
+from lineage_es.importers.forked import in_order
 from lineage_es.importers.ledger import (
     SILENT,
     Found,
@@ -106,6 +115,13 @@ ROW_TYPES = frozenset(
 #: keeps what it finished.
 BATCH_BYTES = 256 * 1024 * 1024
 
+#: Read sessions in forked worker processes when an import has at least this many bytes to
+#: read (searching the bytes for markers is most of an import's own time, and holds the GIL).
+PARALLEL_BYTES = 32 * 1024 * 1024
+
+#: At most this many reading processes.
+MAX_WORKERS = 4
+
 _AGENT_FILE = re.compile(r"agent-(.+)\.jsonl")
 _TAIL_CHECK = 32
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
@@ -158,28 +174,31 @@ class _Import:
         self.max_bytes = max_bytes
         self.report = ImportReport(HOST, str(folder))
         self.ledger = Ledger(engine, HOST, folder)
+        #: Every agent sidecar's path (found by the walk): an agent without one is not looked
+        #: up on disk.
+        self.sidecars: set[str] = set()
 
     def run(self, reconcile_gone: bool) -> ImportReport:
-        found = list(walk(self.folder, lambda name: name.endswith(".jsonl")))
+        found = list(walk(self.folder, _is_transcript, note=(_is_sidecar, self.sidecars)))
         self.report.files = len(found)
         present = {f.rel for f in found}
         groups = self._groups(found)
         todo: list[_Group] = []
-        total = 0
+        sizes: list[int] = []
         for group in groups:
             files = [f for f in [group.main, *group.agents] if f is not None]
             changed = [f for f in files if not self.ledger.unchanged(f)]
             self.report.unchanged += len(files) - len(changed)
             if changed:
                 todo.append(group)
-                total += sum(f.size - self._offset(f) for f in changed)
-        self.progress.begin(total)
+                sizes.append(sum(f.size - self._offset(f) for f in changed))
+        self.progress.begin(sum(sizes))
         timed: list[Timed] = []
         pending = 0
-        for group in todo:
-            session = _Session(self, group)
-            timed.extend(session.read())
-            pending += session.bytes
+        for outcome in self._read(todo, sizes):
+            self._merge(outcome)
+            timed.extend(outcome.timed)
+            pending += outcome.bytes
             if pending >= BATCH_BYTES:
                 self._flush(timed)
                 timed, pending = [], 0
@@ -188,6 +207,37 @@ class _Import:
         if reconcile_gone:
             reconcile(self.engine, self.ledger, present, self.report)
         return self.report
+
+    def _read(self, todo: list[_Group], sizes: list[int]) -> Iterator[_Outcome]:
+        """Each session of ``todo`` read, in order: here, or by forked workers while this
+        process journals what they read before (the outcomes, and so the journal, are the
+        same either way)."""
+        workers = _workers(len(todo), sum(sizes))
+        if workers < 2:
+            for group in todo:
+                yield _Session(self, group, self.progress).read()
+            return
+
+        def work(task: int) -> _Outcome:
+            return _Session(self, todo[task], SILENT).read()
+
+        for outcome in in_order(work, sizes, workers):
+            self.progress.advance(outcome.advanced)
+            yield outcome
+
+    def _merge(self, outcome: _Outcome) -> None:
+        """What one session's reading found goes into the ledger and the report."""
+        for rel, entry in outcome.entries.items():
+            self.ledger.put(rel, entry)
+        self.ledger.put_group(outcome.key, outcome.state)
+        found, report = outcome.report, self.report
+        report.read += found.read
+        report.bytes += found.bytes
+        report.partial += found.partial
+        report.internal += found.internal
+        report.roots |= found.roots
+        report.subagents |= found.subagents
+        report.skipped.update(found.skipped)
 
     def _offset(self, found: Found) -> int:
         """Where reading ``found`` will start (for the progress bar's length)."""
@@ -277,16 +327,50 @@ class _File:
     owns: set[str] = field(default_factory=set)
 
 
+@dataclass
+class _Outcome:
+    """What reading one session gave: its observations, the bytes it read (``advanced`` of
+    them in whole regions), its ledger entries and state, and its share of the report."""
+
+    key: str
+    timed: list[Timed]
+    bytes: int
+    advanced: int
+    entries: dict[str, dict[str, Any]]
+    state: dict[str, Any]
+    report: ImportReport
+
+
+def _workers(sessions: int, total: int) -> int:
+    """How many processes should read: one (this one) for a small import, where a single
+    core is all there is, where ``fork`` is not the platform's safe default, and where other
+    threads run (a forked child would inherit their locks held)."""
+    if total < PARALLEL_BYTES or sessions < 2 or not sys.platform.startswith("linux"):
+        return 1
+    if threading.active_count() > 1:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return min(cores, MAX_WORKERS, sessions)
+
+
 class _Session:
     """Reads one session's changed files and makes their observations."""
 
-    def __init__(self, run: _Import, group: _Group) -> None:
+    def __init__(self, run: _Import, group: _Group, progress: Progress) -> None:
         self.run = run
         self.group = group
         self.ledger = run.ledger
-        self.report = run.report
-        self.skips: Skips = run.report.skipped
+        self.progress = progress
+        #: This session's share of the report, and its ledger entries (kept apart, so that a
+        #: forked worker can hand them back).
+        self.report = ImportReport(HOST, run.report.folder)
+        self.skips: Skips = self.report.skipped
+        self.entries: dict[str, dict[str, Any]] = {}
         self.bytes = 0
+        self.advanced = 0
         state = self.ledger.group(group.key)
         main = group.main
         restart = main is not None and (
@@ -304,7 +388,7 @@ class _Session:
 
     # -- driving ----------------------------------------------------------------------------
 
-    def read(self) -> list[Timed]:
+    def read(self) -> _Outcome:
         group = self.group
         session = group.key.rsplit("/", 1)[-1]
         if group.main is not None:
@@ -313,10 +397,10 @@ class _Session:
             kind = "agent" if _nested_session(found.rel) is not None else "flat"
             self._read_file(found, rank, kind, session)
         self._acting_after_stops()
-        self.ledger.put_group(
-            group.key, {"meaning": self.meaning.state(), "background": sorted(self.background)}
+        state = {"meaning": self.meaning.state(), "background": sorted(self.background)}
+        return _Outcome(
+            group.key, self.timed, self.bytes, self.advanced, self.entries, state, self.report
         )
-        return self.timed
 
     def _read_file(self, found: Found, rank: int, kind: str, session: str) -> None:
         if self.ledger.unchanged(found):
@@ -349,7 +433,8 @@ class _Session:
                 chunks = Chunks(stream, file.start, self.skips)
                 for region in chunks:
                     self._region(file, region)
-                    self.run.progress.advance(len(region.data))
+                    self.advanced += len(region.data)
+                    self.progress.advance(len(region.data))
                     if file.internal:
                         break
                 self._release(file)
@@ -387,7 +472,7 @@ class _Session:
         }
         if file.kind != "main":
             entry |= {"agent": file.agent, "session": file.root, "internal": file.internal}
-        self.ledger.put(found.rel, entry)
+        self.entries[found.rel] = entry
 
     def _rewritten(self, found: Found) -> bool:
         """Whether a file read before was replaced rather than appended to: it shrank, or
@@ -553,11 +638,13 @@ class _Session:
         self._emit(file, offset, row, agent, root, facts)
 
     def _start(self, file: _File, agent: str, root: str | None) -> Fact:
-        try:
-            meta = read_meta(Path(file.found.path))
-        except InputError:
-            self.skips[BAD_SIDECAR] += 1
-            meta = {}
+        meta: Mapping[str, Any] = {}
+        path = file.found.path
+        if path[: -len(".jsonl")] + ".meta.json" in self.run.sidecars:
+            try:
+                meta = read_meta(Path(path))
+            except InputError:
+                self.skips[BAD_SIDECAR] += 1
         return agent_start(meta, agent, root)
 
     def _last_row(self, file: _File, chunks: Chunks) -> None:
@@ -565,7 +652,7 @@ class _Session:
         resumes it); rows after it without a time (titles, modes) say nothing."""
         if file.internal or file.speaker is None:
             return
-        for offset, raw in reversed(chunks.last):
+        for offset, raw in chunks.last_lines():
             if offset < file.start:
                 return
             try:
@@ -704,6 +791,14 @@ class _Session:
                     self._emit(file, here, row, agent, file.root, [Acted(agent)])
         except OSError:
             return
+
+
+def _is_transcript(name: str) -> bool:
+    return name.endswith(".jsonl")
+
+
+def _is_sidecar(name: str) -> bool:
+    return name.endswith(".meta.json")
 
 
 def _spawn_calls(data: bytes, pos: int) -> list[tuple[int, int]]:

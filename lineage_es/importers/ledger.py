@@ -1,8 +1,8 @@
 """Incremental bookkeeping shared by the importers: what was read, kept in the journal.
 
-One :class:`~lineage_es.import_ledger.ImportLedger` aggregate per (host, folder) remembers, per file,
-its size, mtime and the byte offset after the last complete line read, with the reader state
-needed to go on from there. A re-import stats the folder, loads that one aggregate and reads
+One :class:`~lineage_es.import_ledger.ImportLedger` aggregate per (host, folder) remembers, per
+file, its size, mtime and the byte offset after the last complete line read, with the reader
+state needed to go on from there. A re-import stats the folder, loads that one aggregate and reads
 only files whose size or mtime moved, from their offset. Each run appends one ledger event
 (or one per batch of files), so it works alike on memory, SQLite and PostgreSQL, survives
 ``lineage journal export``/``import`` and replays like everything else.
@@ -101,9 +101,15 @@ class Found(NamedTuple):
     mtime: int
 
 
-def walk(folder: Path, keep: Callable[[str], bool]) -> Iterator[Found]:
+def walk(
+    folder: Path,
+    keep: Callable[[str], bool],
+    note: tuple[Callable[[str], bool], set[str]] | None = None,
+) -> Iterator[Found]:
     """Every file below ``folder`` whose name ``keep`` accepts, with its size and mtime;
-    unreadable folders are passed over (their files cannot be read either).
+    unreadable folders are passed over (their files cannot be read either). With ``note``
+    (a test of names, a set), the path of every entry whose name passes the test, of
+    whatever kind, is added to the set: what is not there needs no look on disk.
 
     Plain ``os.scandir`` and string paths: a re-import with nothing changed is mostly this.
     """
@@ -116,6 +122,8 @@ def walk(folder: Path, keep: Callable[[str], bool]) -> Iterator[Found]:
         except OSError:
             continue
         for entry in entries:
+            if note is not None and note[0](entry.name):
+                note[1].add(entry.path)
             try:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
@@ -198,7 +206,9 @@ def feed(engine: Engine, timed: list[Timed], report: ImportReport) -> None:
     observations = [item[3] for item in timed]
     many = getattr(engine, "observe_many", None)
     if callable(many):  # a batched engine call, when the engine offers one
-        many(observations)
+        # One transaction for all of them: a batch holds at most BATCH_BYTES' worth of
+        # sessions, and each transaction costs the engine a catch-up and a commit.
+        many(observations, batch=max(len(observations), 1))
     else:
         for observation in observations:
             engine.observe_observation(observation)

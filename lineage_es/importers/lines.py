@@ -9,6 +9,7 @@ the next import, which starts again at the offset before it.
 from __future__ import annotations
 
 import io
+import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,8 +100,9 @@ class Chunks:
     Searching a large region for a few markers runs in C; looping over every line in Python
     costs several times that, so callers look only at the lines a marker points to. After
     the iteration, ``end`` is the offset after the last complete line, ``partial`` says an
-    incomplete last line was left for the next import, and ``last`` holds up to
-    :data:`TAIL` of the last complete lines as (offset, bytes).
+    incomplete last line was left for the next import, and :meth:`last_lines` gives up to
+    :data:`TAIL` of the last complete lines, newest first (cut from their regions only when
+    asked for: most callers want one or two of them).
     """
 
     TAIL = 16
@@ -110,13 +112,36 @@ class Chunks:
         self.end = offset
         self.skips = skips
         self.partial = False
-        self.last: list[tuple[int, bytes]] = []
+        #: The last complete lines as (region offset, region data, start, stop).
+        self._tail: list[tuple[int, bytes, int, int]] = []
+
+    def last_lines(self) -> Iterator[tuple[int, bytes]]:
+        """The last complete lines as (offset, bytes), newest first."""
+        for base, data, start, stop in reversed(self._tail):
+            yield base + start, data[start:stop]
+
+    def _left(self) -> int | None:
+        """How many bytes the file holds after the offset, when the stream is a file."""
+        try:
+            return os.fstat(self.stream.fileno()).st_size - self.end
+        except (OSError, ValueError, AttributeError):
+            return None
 
     def __iter__(self) -> Iterator[Region]:
         carry = b""
         skipping = 0  # > 0 while discarding an overlong line: the bytes discarded so far
         limit = MAX_LINE_BYTES
-        while data := self.stream.read(min(REGION_BYTES, limit)):
+        size = min(REGION_BYTES, limit)
+        left = self._left()
+        while True:
+            # Ask for no more than the file holds: a read allocates what it is asked for,
+            # and most files are far smaller than a region. A file that grew since is read on
+            # in whole regions, as one of unknown size is.
+            data = self.stream.read(left if left is not None and 0 < left < size else size)
+            if not data:
+                break
+            if left is not None:
+                left -= len(data)
             if skipping:
                 newline = data.find(b"\n")
                 if newline < 0:
@@ -150,12 +175,14 @@ class Chunks:
         self.partial = bool(carry) or skipping > 0
 
     def _remember_tail(self, region: Region) -> None:
-        data = region.data
-        found: list[tuple[int, bytes]] = []
+        """Where the region's last lines are; no line is copied (tool output makes them
+        large, and a file's stop needs only its last timed row)."""
+        data, base = region.data, region.offset
+        found: list[tuple[int, bytes, int, int]] = []
         stop = len(data)
         while len(found) < self.TAIL and stop > 0:
             start = data.rfind(b"\n", 0, stop - 1) + 1
-            found.append((region.offset + start, data[start:stop]))
+            found.append((base, data, start, stop))
             stop = start
         found.reverse()
-        self.last = (self.last + found)[-self.TAIL :]
+        self._tail = (self._tail + found)[-self.TAIL :]

@@ -1,0 +1,161 @@
+"""Reading in forked worker processes, the results handed back in order.
+
+Searching a history file's bytes for markers holds the GIL, so threads would not share it;
+forked processes do, without starting Python again or pickling what they are asked to do:
+each inherits the importer as it stands and sends back only what it found, over its own
+pipe. The parent takes the results in order while the workers read on, so it journals one
+batch while they read the next.
+
+Used only where ``fork`` is safe: on Linux, from a process running no other thread (a forked
+child would inherit the other threads' locks held). The children never touch what they
+inherited beyond reading it: they leave with ``os._exit``, running no finalizer (the parent's
+store connections stay the parent's), and ignore Ctrl-C, which the parent handles by
+stopping them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import pickle
+import signal
+import struct
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, NoReturn, TypeVar, cast
+
+from lineage_es.errors import LineageError
+
+R = TypeVar("R")
+
+#: Each message: a tag (``R`` a result, ``E`` an exception) and the pickle's length.
+_HEADER = struct.Struct("<cQ")
+
+#: Ask for pipes this large, so the workers rarely wait for the parent to take a result.
+_PIPE_BYTES = 1024 * 1024
+
+
+def shares(sizes: Sequence[int], workers: int) -> list[int]:
+    """Which worker does each task: in order, to the least loaded so far (by ``sizes``), so
+    every worker goes through the tasks in order, at about the pace of the others."""
+    loads = [0] * workers
+    owners: list[int] = []
+    for size in sizes:
+        owner = loads.index(min(loads))
+        owners.append(owner)
+        loads[owner] += max(size, 1)
+    return owners
+
+
+def in_order(work: Callable[[int], R], sizes: Sequence[int], workers: int) -> Iterator[R]:
+    """``work(i)`` for each task ``i`` of ``sizes``, done by ``workers`` forked processes
+    and yielded in task order. An exception in a worker is raised here, at its task; the
+    workers are stopped and reaped however the iteration ends. Where no process can be
+    started (a limit reached), this one does the work."""
+    owners = shares(sizes, workers)
+    children: list[tuple[int, IO[bytes]]] = []
+    try:
+        gc.freeze()  # the children never collect (nor finalize) what they inherit
+        try:
+            for worker in range(workers):
+                mine = [task for task, owner in enumerate(owners) if owner == worker]
+                children.append(_start(work, mine, children))
+        except OSError:
+            _stop(children)
+            children.clear()
+        finally:
+            gc.unfreeze()
+        if not children:
+            for task in range(len(owners)):
+                yield work(task)
+            return
+        for owner in owners:
+            yield cast(R, _receive(children[owner][1]))
+    finally:
+        _stop(children)
+
+
+def _start(
+    work: Callable[[int], R], tasks: list[int], running: list[tuple[int, IO[bytes]]]
+) -> tuple[int, IO[bytes]]:
+    """A worker doing ``tasks``, and the pipe it answers on."""
+    read_end, write_end = os.pipe()
+    try:
+        _widen(write_end)
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        raise
+    if pid == 0:
+        os.close(read_end)
+        for _, stream in running:
+            os.close(stream.fileno())
+        _child(work, tasks, write_end)
+    os.close(write_end)
+    return pid, os.fdopen(read_end, "rb")
+
+
+def _stop(children: list[tuple[int, IO[bytes]]]) -> None:
+    for pid, stream in children:
+        stream.close()  # a worker still writing gets a broken pipe and leaves
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+
+
+def _widen(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass  # the system's default size works, with more waiting
+
+
+def _child(work: Callable[[int], R], tasks: list[int], fd: int) -> NoReturn:
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with os.fdopen(fd, "wb") as out:
+            for task in tasks:
+                try:
+                    tag, blob = b"R", pickle.dumps(work(task), protocol=pickle.HIGHEST_PROTOCOL)
+                except BaseException as exc:
+                    tag, blob, code = b"E", _pickled(exc), 1
+                out.write(_HEADER.pack(tag, len(blob)))
+                out.write(blob)
+                if code:
+                    break
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _pickled(exc: BaseException) -> bytes:
+    """``exc`` as the parent will raise it, with the worker's traceback as a note."""
+    exc.add_note("in a forked reading process:\n" + "".join(traceback.format_exception(exc)))
+    try:
+        blob = pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.loads(blob)
+    except Exception:
+        plain = RuntimeError(f"{type(exc).__name__}: {exc}")
+        plain.add_note("".join(traceback.format_exception(exc)))
+        blob = pickle.dumps(plain, protocol=pickle.HIGHEST_PROTOCOL)
+    return blob
+
+
+def _receive(stream: IO[bytes]) -> object:
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise LineageError("a reading process ended before it was done (killed?)")
+    tag, size = _HEADER.unpack(header)
+    blob = stream.read(size)
+    if len(blob) < size:
+        raise LineageError("a reading process ended before it was done (killed?)")
+    value = pickle.loads(blob)
+    if tag == b"E":
+        raise value
+    return value
