@@ -143,6 +143,8 @@ class _Unit:
     routes: dict[tuple[str, str], str] = field(default_factory=dict)
     #: Conversations placed by earlier observations of the same batch, not yet indexed.
     placing: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: The tree view, current as of this unit's start (it answers "never indexed" quickly).
+    view: ViewStore | None = None
     saved: bool = False
     #: Journal positions this unit wrote.
     positions: list[int] = field(default_factory=list)
@@ -193,10 +195,17 @@ class _Unit:
         return entry.root
 
     def index(self, conversation: str, host: str | None = None) -> ConversationIndex | None:
+        host = host or self.host
+        # The view is caught up before every unit and lists every conversation that was ever
+        # indexed (deleted and re-rooted ones too): one it does not list has no entry, and a
+        # first import asks that of nearly every conversation. (An entry another writer adds
+        # meanwhile makes this unit's save conflict, and the retry sees it.)
+        if self.view is not None and not any(
+            row.host == host for row in self.view.find(conversation)
+        ):
+            return None
         try:
-            entry: ConversationIndex = self.app.repository.get(
-                index_id(host or self.host, conversation)
-            )
+            entry: ConversationIndex = self.app.repository.get(index_id(host, conversation))
         except AggregateNotFoundError:
             return None
         return entry
@@ -413,7 +422,9 @@ class Engine:
             self.projector.catch_up()
             self._refresh()
             first = observations[0]
-            unit = _Unit(self.app, first.host, self._clock(), first.key, routes=self._routes)
+            unit = _Unit(
+                self.app, first.host, self._clock(), first.key, routes=self._routes, view=self.view
+            )
             try:
                 for observation in observations:
                     self._batch_one(observation, unit)
@@ -531,7 +542,9 @@ class Engine:
         for attempt in range(MAX_ATTEMPTS):
             self.projector.catch_up()
             self._refresh()
-            unit = _Unit(self.app, observation.host, at, observation.key, routes=self._routes)
+            unit = _Unit(
+                self.app, observation.host, at, observation.key, routes=self._routes, view=self.view
+            )
             try:
                 root = self._route(observation, unit)
                 if root is None:
