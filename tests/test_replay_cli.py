@@ -377,6 +377,20 @@ def test_update_keeps_hand_written_views(session: Path, tmp_path: Path) -> None:
     assert replay(session, "--assert", target).exit_code == 0
 
 
+def test_update_over_an_existing_file_writes_every_row_that_changed(
+    session: Path, tmp_path: Path
+) -> None:
+    fresh = tmp_path / "fresh.yaml"
+    replay(session, "--host", "claude", "--update", fresh)
+    target = write_yaml(tmp_path / "e.yaml", NO_CHILDREN_AT_ROW_4)
+    assert replay(session, "--update", target).exit_code == 0
+    assert _rows(target) == _rows(fresh)
+
+
+def _rows(expected: Path) -> list[str]:
+    return [line.strip() for line in expected.read_text().splitlines() if "row:" in line]
+
+
 def test_cursor_ids_with_newlines_round_trip_through_update(tmp_path: Path) -> None:
     odd = "call-1111-7\nfc_6666_0"
     rows = [

@@ -197,7 +197,7 @@ def update_expected(
     path = Path(transcript)
     existing = load_expected(target) if target.exists() else None
     chosen = _choose_host(host, existing)
-    observed = _replay(path, chosen, store, existing)
+    observed = _replay(path, chosen, store, existing, every_row=True)
     written_host = None if observed.form in FORM_HOST else chosen
     document = updated_document(
         observed.lineages(),
@@ -230,7 +230,9 @@ def _choose_host(given: str | None, spec: Expected | None) -> str | None:
     return spec.host
 
 
-def _replay(path: Path, host: str | None, store: str, spec: Expected | None) -> _Observed:
+def _replay(
+    path: Path, host: str | None, store: str, spec: Expected | None, *, every_row: bool = False
+) -> _Observed:
     """Ingest every row, keeping each row's answer and the views ``spec`` asks for."""
     from lineage_es import open_engine
 
@@ -241,8 +243,11 @@ def _replay(path: Path, host: str | None, store: str, spec: Expected | None) -> 
         for row in step.rows:
             probes.setdefault(row, set()).update(step.views)
     pending = sorted(probes)
-    # With an expected file, only the rows it asserts need an answer built and kept.
-    asserted = None if spec is None else {row for step in spec.steps for row in step.rows}
+    # Checking an expected file needs only the answers of the rows it asserts (``--update``
+    # needs every row's, to find where the requester changed).
+    asserted = (
+        None if spec is None or every_row else {row for step in spec.steps for row in step.rows}
+    )
     observed = _Observed(form=form)
     engine: Engine = open_engine(store)
     try:
