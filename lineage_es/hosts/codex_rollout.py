@@ -36,9 +36,7 @@ from lineage_es.facts import (
 from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.codex import HOST, spawned_agent_id, tool_base_name, uuid7_millis
 from lineage_es.hosts.transcript import TranscriptRow
-
-#: A line longer than this is refused before it is parsed.
-MAX_LINE_BYTES = 32 * 1024 * 1024
+from lineage_es.lines import MAX_LINE_BYTES, json_rows
 
 #: v1 multi-agent tools, whose targets are thread ids (v2 ones name agent paths).
 _V1_NAMESPACES = frozenset({"", "multi_agent_v1"})
@@ -64,35 +62,7 @@ def read_rollout(path: Path) -> Iterator[TranscriptRow]:
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
     """Each line's number and object (``None`` when blank), bounded before it is parsed."""
-    try:
-        stream = path.open("rb")
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=str(path)) from None
-    with stream:
-        number = 0
-        while line := stream.readline(MAX_LINE_BYTES + 1):
-            number += 1
-            complete = line.endswith(b"\n")
-            if len(line) - complete > MAX_LINE_BYTES:
-                raise InputError(
-                    f"line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB; refused unread",
-                    path=str(path),
-                    line=number,
-                )
-            if not line.strip():
-                yield number, None
-                continue
-            try:
-                value = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                if not complete:
-                    return
-                raise InputError(f"line is not JSON ({exc})", path=str(path), line=number) from None
-            if not isinstance(value, dict):
-                if not complete:
-                    return
-                raise InputError("line is not a JSON object", path=str(path), line=number)
-            yield number, value
+    return json_rows(path, MAX_LINE_BYTES)
 
 
 @dataclass

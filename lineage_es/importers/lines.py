@@ -1,9 +1,9 @@
 """Reading history files a line at a time, from a byte offset, never a whole file at once.
 
-Every line is bounded (32 MiB, like the transcript readers) before anything looks at it; an
-overlong line is skipped unread and counted. The last line of a file without its newline may
-still be being written: the caller decides whether it is complete (it parses) or is left for
-the next import, which starts again at the offset before it.
+Every line is bounded (32 MiB, as by the transcript readers' :mod:`lineage_es.lines`) before
+anything looks at it; an overlong line is skipped unread and counted. The last line of a file
+without its newline may still be being written: the caller decides whether it is complete (it
+parses) or is left for the next import, which starts again at the offset before it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, NamedTuple
 
-#: A line longer than this is skipped unread (the transcript readers refuse it the same way).
-MAX_LINE_BYTES = 32 * 1024 * 1024
+from lineage_es.lines import MAX_LINE_BYTES, bounded_lines
 
 #: Files larger than this are skipped by default: no real transcript is near it, and it keeps
 #: a stray multi-gigabyte file from holding the import for minutes.
@@ -68,22 +67,11 @@ def read_lines(stream: IO[bytes], skips: Skips) -> Iterator[tuple[bytes, int, bo
     ``skips`` and yielded as empty bytes with its true length, so the caller's offsets stay
     right; one that reaches the end of the file without its newline is yielded incomplete.
     """
-    readline = stream.readline
-    limit = MAX_LINE_BYTES + 1
-    while raw := readline(limit):
-        if len(raw) < limit or raw[-1] == 10:  # 10 is b"\n"
-            yield raw, len(raw), raw[-1] == 10
-            continue
-        size = len(raw)
-        complete = False
-        while chunk := readline(_CHUNK):
-            size += len(chunk)
-            if chunk[-1] == 10:
-                complete = True
-                break
-        if complete:
-            skips[OVERLONG] += 1
-        yield b"", size, complete
+
+    def overlong() -> None:
+        skips[OVERLONG] += 1
+
+    return bounded_lines(stream, MAX_LINE_BYTES, overlong)
 
 
 class Region(NamedTuple):

@@ -18,6 +18,7 @@ from lineage_es.errors import InputError, LineageError, UnknownHost
 from lineage_es.facts import HOSTS, Host, Observation
 from lineage_es.hosts import detect
 from lineage_es.hosts.base import parse_time
+from lineage_es.lines import numbered_lines
 
 #: A line longer than this is refused before it is parsed (the journal's own bound).
 MAX_LINE_BYTES = 32 * 1024 * 1024
@@ -101,20 +102,7 @@ def logical_time(row: int) -> datetime:
 
 def scan_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """Each line of ``path`` with its 1-based number; :class:`InputError` for an overlong one."""
-    with path.open("rb") as stream:
-        number = 0
-        while True:
-            line = stream.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                return
-            number += 1
-            if len(line) > MAX_LINE_BYTES:
-                raise _bad(
-                    path,
-                    number,
-                    f"line is longer than {_size(MAX_LINE_BYTES)}; refused unread",
-                )
-            yield number, line
+    return numbered_lines(path, MAX_LINE_BYTES)
 
 
 def parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
@@ -244,11 +232,6 @@ def _transcript_rows(path: Path, form: Form) -> Iterator[Row]:
         raise
     except LineageError as exc:
         raise InputError(str(exc), path=str(path)) from None
-
-
-def _size(count: int) -> str:
-    mib = 1024 * 1024
-    return f"{count // mib} MiB" if count % mib == 0 else f"{count} bytes"
 
 
 def _bad(path: Path, line: int, reason: str) -> InputError:

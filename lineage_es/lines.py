@@ -1,0 +1,134 @@
+"""Reading JSONL a line at a time, each line bounded before anything looks at it.
+
+The one line reader of the transcript readers (``lineage-replay``, ``lineage ingest``), of the
+replay's recordings and of ``lineage import``. It splits and bounds; what becomes of a line
+that is too long, of a torn last line or of one that is not JSON is each caller's policy:
+
+- :func:`bounded_lines` gives every line with its size and whether it ended; an overlong line
+  either stops the reading (:class:`LineTooLong`, nothing past the bound read) or, for a
+  caller that skips such lines (``lineage import``), is read through unheld and reported;
+- :func:`numbered_lines` refuses an overlong line with :class:`InputError` naming the file and
+  line (the replay's recordings);
+- :func:`json_rows` also refuses a complete line that is not a JSON object, and ends quietly
+  at a torn last line (the transcript readers).
+
+A line's bound does not count its newline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from lineage_es.errors import InputError
+
+#: A line longer than this is never held (the journal's own bound).
+MAX_LINE_BYTES = 32 * 1024 * 1024
+
+#: How much of an overlong line is read at a time while passing over it.
+_CHUNK = 1024 * 1024
+
+
+class LineTooLong(Exception):
+    """A line longer than the bound, met by a reader that does not skip such lines."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"line is longer than {describe_size(limit)}")
+
+
+def describe_size(count: int) -> str:
+    """``count`` bytes for a message: in MiB when it is a whole number of them."""
+    mib = 1024 * 1024
+    return f"{count // mib} MiB" if count % mib == 0 else f"{count} bytes"
+
+
+def bounded_lines(
+    stream: IO[bytes],
+    limit: int = MAX_LINE_BYTES,
+    skipped: Callable[[], object] | None = None,
+) -> Iterator[tuple[bytes, int, bool]]:
+    """Each line of ``stream`` from where it stands: its bytes, how many bytes it took, and
+    whether it ended in a newline (only a last line may not).
+
+    A line longer than ``limit`` bytes raises :class:`LineTooLong` as soon as it is met,
+    unless ``skipped`` is given: then it is consumed in chunks, never held, and yielded as
+    empty bytes with its true size, so the caller's offsets stay right; ``skipped()`` is
+    called for it when it ended in a newline (one that did not may still be being written).
+    """
+    readline = stream.readline
+    cap = limit + 1
+    while raw := readline(cap):
+        if len(raw) < cap or raw[-1] == 10:  # 10 is b"\n"
+            yield raw, len(raw), raw[-1] == 10
+            continue
+        if skipped is None:
+            raise LineTooLong(limit)
+        size = len(raw)
+        complete = False
+        while chunk := readline(_CHUNK):
+            size += len(chunk)
+            if chunk[-1] == 10:
+                complete = True
+                break
+        if complete:
+            skipped()
+        yield b"", size, complete
+
+
+def numbered_lines(path: Path, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
+    """Each line of ``path`` with its 1-based number; :class:`InputError` naming the file and
+    line for one longer than ``limit``, refused unread. The file is opened as it is read."""
+    with path.open("rb") as stream:
+        number = 0
+        try:
+            for number, (line, _, _) in enumerate(bounded_lines(stream, limit), 1):
+                yield number, line
+        except LineTooLong:
+            raise _refused(path, number + 1, limit) from None
+
+
+def json_rows(
+    path: Path, limit: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """Each line's 1-based number and object (``None`` when blank), bounded before it is parsed.
+
+    :class:`InputError` names the file and line of one longer than ``limit`` or of a complete
+    line that is not a JSON object, or says the file cannot be opened. A last line without
+    its newline that is not one is torn (an interrupted append): the rows end before it.
+    """
+    try:
+        stream = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=str(path)) from None
+    with stream:
+        number = 0
+        try:
+            for number, (line, _, complete) in enumerate(bounded_lines(stream, limit), 1):
+                if not line.strip():
+                    yield number, None
+                    continue
+                try:
+                    value = orjson.loads(line)
+                except orjson.JSONDecodeError as exc:
+                    if not complete:
+                        return
+                    raise InputError(
+                        f"line is not JSON ({exc})", path=str(path), line=number
+                    ) from None
+                if not isinstance(value, dict):
+                    if not complete:
+                        return
+                    raise InputError("line is not a JSON object", path=str(path), line=number)
+                yield number, value
+        except LineTooLong:
+            raise _refused(path, number + 1, limit) from None
+
+
+def _refused(path: Path, number: int, limit: int) -> InputError:
+    return InputError(
+        f"line is longer than {describe_size(limit)}; refused unread", path=str(path), line=number
+    )
