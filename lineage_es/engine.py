@@ -541,6 +541,8 @@ class Engine:
         _check_ids(observation)
         for attempt in range(MAX_ATTEMPTS):
             self.projector.catch_up()
+            if self._changes_nothing(observation):
+                return [], False
             self._refresh()
             unit = _Unit(
                 self.app, observation.host, at, observation.key, routes=self._routes, view=self.view
@@ -569,6 +571,31 @@ class Engine:
         raise ConcurrencyError(
             f"gave up after {MAX_ATTEMPTS} attempts: other writers kept changing the same root"
         )
+
+    def _changes_nothing(self, observation: Observation) -> bool:
+        """Whether the observation only says that live nodes of its root acted, which journals
+        nothing: then its root aggregate is not even loaded (most hook payloads are prompts
+        and tool calls of live agents). The view was just caught up; a stop another writer
+        journals meanwhile is simply ordered after this observation."""
+        acted = [fact for fact in observation.facts if isinstance(fact, Acted)]
+        if not acted or len(acted) != len(observation.facts):
+            return False
+        anchor = observation.root if observation.root is not None else observation.requester
+        assert anchor is not None
+        anchor_row = self.queries.find(anchor, observation.host)
+        if anchor_row is None:
+            return False
+        for fact in acted:
+            conversation = fact.conversation
+            row = self.queries.find(conversation, observation.host)
+            if (
+                row is None
+                or row.status != "live"
+                or row.conversation != conversation
+                or row.root_id != anchor_row.root_id
+            ):
+                return False
+        return True
 
     def _route(self, observation: Observation, unit: _Unit) -> RootLineage | None:
         """The root aggregate this observation belongs to, creating or re-binding as the

@@ -29,6 +29,22 @@ def test_a_root_is_native_at_depth_zero_with_an_empty_tree(feed: Feed) -> None:
     assert (lineage.tree.siblings, lineage.tree.children, lineage.tree.roots) == ((), (), ())
 
 
+def test_a_live_agent_acting_is_answered_without_loading_its_root(
+    feed: Feed, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    feed.root("R")
+    feed.child("R", "R", "A")
+    before = engine.position()
+
+    def no_load(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the root aggregate was loaded")
+
+    monkeypatch.setattr(engine.app.repository, "get", no_load)
+    lineage = feed.act("R", "A")
+    assert lineage is not None and (lineage.parent, lineage.depth) == ("R", 1)
+    assert engine.position() == before
+
+
 def test_a_spawn_request_alone_is_not_a_node(feed: Feed) -> None:
     feed.root("R")
     lineage = feed.spawn("R", "R", "K1")
