@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 if TYPE_CHECKING:
     from lineage_es.model import AgentLineage
@@ -44,10 +44,6 @@ USAGE = (
     "usage: python -m lineage_es.hook claude|codex|cursor "
     "[--store URL] [--record FILE] [--print-lineage]"
 )
-
-#: Set when this module runs as the hook's own process (``python -m lineage_es.hook``), which
-#: exits as soon as the payload is journaled.
-_OWN_PROCESS = False
 
 
 class HookOutcome(NamedTuple):
@@ -113,6 +109,7 @@ def run_hook(
     record: Path | None = None,
     at: datetime | None = None,
     answer: bool = True,
+    own_process: bool = False,
 ) -> HookOutcome:
     """Journal one raw hook payload from ``host`` into ``store`` (default: the user's store).
 
@@ -131,7 +128,7 @@ def run_hook(
         taken = choose_host(host, payload)
         if record is not None:
             _record(record, taken, received, payload)
-        _import_engine(taken)
+        _import_engine(taken, freeze=own_process)
         from lineage_es.engine import open_engine
 
         with open_engine(store) as engine:
@@ -148,7 +145,7 @@ def run_hook(
     return HookOutcome(taken, HOST_OUTPUT[taken], lineage=lineage)
 
 
-def _import_engine(host: str) -> None:
+def _import_engine(host: str, *, freeze: bool) -> None:
     """Import what journaling a payload from ``host`` needs with the cyclic garbage collector
     paused: the imports allocate some 18,000 objects that live as long as the process
     (modules, classes, functions), which the collector would otherwise scan over and over
@@ -162,7 +159,7 @@ def _import_engine(host: str) -> None:
         from lineage_es.hosts import adapter
 
         adapter(host)  # imports the host's adapter module
-        if _OWN_PROCESS:
+        if freeze:
             gc.freeze()
     finally:
         if enabled:
@@ -298,7 +295,7 @@ def emit(outcome: HookOutcome, print_lineage: bool, stdout: IO[bytes], stderr: I
         log_error(outcome.host or "?", f"cannot write the hook's output: {exc}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int:
     """Entry point of ``python -m lineage_es.hook``: always exits 0."""
     try:
         args = parse_args(sys.argv[1:] if argv is None else argv)
@@ -307,7 +304,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         raw = read_payload(sys.stdin.buffer)
         outcome = run_hook(
-            args.host, raw, store=args.store, record=args.record, answer=args.print_lineage
+            args.host,
+            raw,
+            store=args.store,
+            record=args.record,
+            answer=args.print_lineage,
+            own_process=own_process,
         )
         emit(outcome, args.print_lineage, sys.stdout.buffer, sys.stderr.buffer)
     except BaseException as exc:  # even an interrupt: the host must not see a failure
@@ -315,9 +317,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    _OWN_PROCESS = True
-    main()
+def run_process(argv: Sequence[str]) -> NoReturn:
+    """Run as the hook's own process (``python -m lineage_es.hook``, ``lineage hook``):
+    journal the payload, then exit 0 at once."""
+    main(argv, own_process=True)
     # Everything is durable and closed by now; skip tearing the interpreter down (garbage
     # collecting the engine's modules and objects), which costs a hook process ~8 ms.
     try:
@@ -325,3 +328,7 @@ if __name__ == "__main__":
         sys.stderr.flush()
     finally:
         os._exit(0)
+
+
+if __name__ == "__main__":
+    run_process(sys.argv[1:])

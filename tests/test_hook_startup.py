@@ -70,8 +70,7 @@ def test_a_hook_process_imports_only_what_journaling_needs(tmp_path: Path) -> No
     loaded = python(
         "import sys\n"
         "import lineage_es.hook as h\n"
-        "h._OWN_PROCESS = True\n"
-        f"h.main(['claude', '--store', {url!r}])\n"
+        f"h.main(['claude', '--store', {url!r}], own_process=True)\n"
         "print(' '.join(sorted(sys.modules)))\n",
         env={"XDG_DATA_HOME": str(tmp_path / "data")},
         stdin=orjson.dumps(START),
@@ -80,6 +79,28 @@ def test_a_hook_process_imports_only_what_journaling_needs(tmp_path: Path) -> No
     assert [name for name in NOT_FOR_A_HOOK if name in loaded] == []
     with open_engine(url) as engine:
         assert engine.lineage(ROOT).depth == 0
+
+
+def test_lineage_hook_runs_the_hook_without_loading_click() -> None:
+    out = python(
+        "import sys\n"
+        "import lineage_es.hook as h\n"
+        "h.run_process = lambda argv: (print('click' in sys.modules, *argv), sys.exit(0))\n"
+        "sys.argv = ['lineage', 'hook', 'claude', '--print-lineage']\n"
+        "from lineage_es.launch import main\n"
+        "main()\n"
+    )
+    assert out.split() == ["False", "claude", "--print-lineage"]
+
+
+def test_lineage_hook_help_is_clicks() -> None:
+    out = python(
+        "import sys\n"
+        "sys.argv = ['lineage', 'hook', 'claude', '--help']\n"
+        "from lineage_es.launch import main\n"
+        "main()\n"
+    )
+    assert "Journal one hook payload read from stdin" in out
 
 
 def test_ledger_topics_are_known_without_building_the_ledger() -> None:
