@@ -7,7 +7,8 @@ named ``big``), then times, as a host does it (a new process, the payload on std
 - the floor: ``python -c "import lineage_es"``, measured in the same run, interleaved;
 - ``python -m lineage_es.hook claude`` (what ``lineage install-hooks`` installs) with a prompt to
   the 1,000-node root, a tool call inside one of its subagents, and the start of a new root;
-- ``lineage hook claude`` (the same through the click command) with a tool call in ``big``;
+- ``lineage hook claude`` (the console script, which hands ``hook`` to the module without click)
+  with a tool call in ``big``;
 - for reference: a process that imports lineage_es and eventsourcing only, one that imports the
   engine and observes nothing, and one that only appends the payload to a file (what a hook
   that queued payloads for a later writer would cost).
@@ -117,7 +118,7 @@ def main() -> None:
     python = sys.executable
     floor_argv = [python, "-c", "import lineage_es"]
     module_argv = [python, "-m", "lineage_es.hook", "claude"]
-    click_argv = [str(Path(python).with_name("lineage")), "hook", "claude"]
+    script_argv = [str(Path(python).with_name("lineage")), "hook", "claude"]
     log = folder / "data" / "lineage-es" / "hook.log"
     log.unlink(missing_ok=True)
 
@@ -136,7 +137,7 @@ def main() -> None:
     ]
     measures += [(f"hook module: {name}", module_argv, make) for name, make in PAYLOADS.items()]
     measures.append(
-        ("lineage hook (click): tool call in a subagent", click_argv, tool_call_payload)
+        ("lineage hook (console script): tool call in a subagent", script_argv, tool_call_payload)
     )
 
     def run(argv: list[str], make: Payload | None) -> tuple[float, float]:
