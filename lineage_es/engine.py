@@ -153,6 +153,8 @@ class _Unit:
         aggregate_id = root_id(self.host, conversation)
         if aggregate_id in self.roots:
             return self.roots[aggregate_id]
+        if self._never_started(aggregate_id, conversation):
+            return None
         try:
             root: RootLineage = self.app.repository.get(aggregate_id)
         except AggregateNotFoundError:
@@ -161,6 +163,18 @@ class _Unit:
         if self.key and root.has_seen(self.key):
             self.seen_before.add(aggregate_id)
         return root
+
+    def _never_started(self, aggregate_id: UUID, conversation: str) -> bool:
+        """Whether the caught-up view shows no root ``conversation`` (every root that ever
+        started has its row there), so there is no aggregate to look for in the store."""
+        cache = self.app.repository.cache
+        if self.view is None or cache is None:
+            return False
+        try:
+            cache.get(aggregate_id)
+        except KeyError:
+            return not any(row.root_id == aggregate_id.hex for row in self.view.find(conversation))
+        return False
 
     def start_root(self, conversation: str, source: str, workspace: tuple[str, ...]) -> RootLineage:
         root = RootLineage.start(
