@@ -452,6 +452,16 @@ def test_a_typo_in_the_expected_file_exits_2_with_its_line(session: Path, tmp_pa
     assert f"{expected}:5: unknown key 'dept'" in result.stderr
 
 
+def test_a_yaml_value_json_cannot_hold_exits_2_with_its_line(session: Path, tmp_path: Path) -> None:
+    expected = write_yaml(
+        tmp_path / "e.yaml",
+        "version: 1\nhost: claude\nsteps:\n  - row: 3\n    lineage: {parent: !!binary aGk=}\n",
+    )
+    result = replay(session, "--assert", expected)
+    assert result.exit_code == 2
+    assert f"{expected}:5: steps[0].lineage.parent: expected a string or null" in result.stderr
+
+
 def test_an_unusable_input_in_junit_is_still_a_junit_report(tmp_path: Path) -> None:
     transcript = write_jsonl(tmp_path / "s.jsonl", ["{not json"])
     result = replay(transcript, "--host", "claude", "--format", "junit")

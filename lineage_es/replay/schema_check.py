@@ -338,7 +338,12 @@ _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 def render_value(value: Any) -> str:
     """A value as one line of JSON: ids stay quoted and escaped (they may hold newlines)."""
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=_not_json)
+
+
+def _not_json(value: Any) -> str:
+    """A YAML value JSON has no type for (``!!binary``, ``!!set``...), drawn for a message."""
+    return f"<{type(value).__name__} {value!r}>"
 
 
 __all__ = ["conforms", "render_value", "schema", "validate"]
