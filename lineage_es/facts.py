@@ -8,8 +8,13 @@ and a short tuple of facts. The engine and the domain understand facts without k
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal, TypeAlias
+
+#: Row ``n`` of a recording without times of its own happens at this instant plus ``n``
+#: seconds (the replay's logical clock, so that start order is row order).
+LOGICAL_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
 
 Host = Literal["claude", "codex", "cursor"]
 HOSTS: tuple[Host, ...] = ("claude", "codex", "cursor")

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 import orjson
 
+from lineage_es.facts import LOGICAL_EPOCH
 from lineage_es.model import ForestNode, to_json
 
 STATUS_MARK = {"live": "●", "stopped": "○", "deleted": "✕"}
@@ -48,11 +49,21 @@ def forest_json(forest: tuple[ForestNode, ...]) -> bytes:
     return orjson.dumps({"roots": [node(n) for n in forest]}, option=orjson.OPT_INDENT_2)
 
 
+#: Start times this close after the logical epoch are row numbers, not moments.
+LOGICAL_SPAN = 365 * 86400
+
+
 def _age(started_at: str, now: datetime) -> str:
+    """How long ago a node started; for a row replayed without a time of its own (the
+    replay's logical clock), which row it was."""
     try:
-        seconds = int((now - datetime.fromisoformat(started_at)).total_seconds())
+        started = datetime.fromisoformat(started_at)
     except ValueError:
         return "?"
+    logical = (started - LOGICAL_EPOCH).total_seconds()
+    if 0 <= logical < LOGICAL_SPAN:
+        return f"row {int(logical)}"
+    seconds = int((now - started).total_seconds())
     if seconds < 0:
         return "0s"
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):

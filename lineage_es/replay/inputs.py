@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import orjson
 
 from lineage_es.errors import InputError, LineageError, UnknownHost
-from lineage_es.facts import HOSTS, Host, Observation
+from lineage_es.facts import HOSTS, LOGICAL_EPOCH, Host, Observation
 from lineage_es.hosts import detect
 from lineage_es.hosts.base import parse_time
 from lineage_es.lines import numbered_lines
@@ -23,8 +23,6 @@ from lineage_es.lines import numbered_lines
 #: A line longer than this is refused before it is parsed (the journal's own bound).
 MAX_LINE_BYTES = 32 * 1024 * 1024
 
-#: Row ``n`` of a capture without times happens at this instant plus ``n`` seconds.
-LOGICAL_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
 Form = Literal["hooks", "recording", "claude-transcript", "codex-rollout"]
 
