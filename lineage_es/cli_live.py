@@ -47,21 +47,12 @@ def hook(args: tuple[str, ...]) -> None:
         | lineage hook claude --print-lineage
       lineage install-hooks claude      # let Claude Code run it for you
     """
-    from lineage_es.hook import emit, parse_args, read_payload, run_hook
+    from lineage_es import hook as hook_module
 
-    parsed = parse_args(args)
-    if not parsed.host:
+    if not hook_module.parse_args(args).host:
         click.echo("lineage hook: name the host: claude, codex or cursor", err=True)
         return
-    raw = read_payload(sys.stdin.buffer)
-    outcome = run_hook(
-        parsed.host,
-        raw,
-        store=parsed.store,
-        record=parsed.record,
-        answer=parsed.print_lineage,
-    )
-    emit(outcome, parsed.print_lineage, sys.stdout.buffer, sys.stderr.buffer)
+    hook_module.main(args)
 
 
 def scope_option(func: Callable[..., Any]) -> Callable[..., Any]:

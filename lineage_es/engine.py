@@ -144,7 +144,7 @@ class _Unit:
     #: Conversations placed by earlier observations of the same batch, not yet indexed.
     placing: dict[tuple[str, str], str] = field(default_factory=dict)
     #: The tree view, current as of this unit's start (it answers "never indexed" quickly).
-    view: ViewStore | None = None
+    view: ViewStore = field(kw_only=True)
     saved: bool = False
     #: Journal positions this unit wrote.
     positions: list[int] = field(default_factory=list)
@@ -168,7 +168,7 @@ class _Unit:
         """Whether the caught-up view shows no root ``conversation`` (every root that ever
         started has its row there), so there is no aggregate to look for in the store."""
         cache = self.app.repository.cache
-        if self.view is None or cache is None:
+        if cache is None:
             return False
         try:
             cache.get(aggregate_id)
@@ -214,9 +214,7 @@ class _Unit:
         # indexed (deleted and re-rooted ones too): one it does not list has no entry, and a
         # first import asks that of nearly every conversation. (An entry another writer adds
         # meanwhile makes this unit's save conflict, and the retry sees it.)
-        if self.view is not None and not any(
-            row.host == host for row in self.view.find(conversation)
-        ):
+        if not any(row.host == host for row in self.view.find(conversation)):
             return None
         try:
             entry: ConversationIndex = self.app.repository.get(index_id(host, conversation))
@@ -601,7 +599,11 @@ class Engine:
             return False
         for fact in acted:
             conversation = fact.conversation
-            row = self.queries.find(conversation, observation.host)
+            row = (
+                anchor_row
+                if conversation == anchor
+                else self.queries.find(conversation, observation.host)
+            )
             if (
                 row is None
                 or row.status != "live"

@@ -67,6 +67,7 @@ from lineage_es.importers.ledger import (
     Timed,
     count_gone,
     feed,
+    history_folder,
     reconcile,
     walk,
 )
@@ -138,9 +139,7 @@ def import_claude(
     """Import every session under ``folder`` (default ``~/.claude/projects``) that changed
     since the last import into ``engine``; with ``reconcile_gone``, delete (as ``gc``) the
     conversations whose transcript files are gone."""
-    root = (folder or DEFAULT_FOLDER).expanduser().resolve()
-    if not root.is_dir():
-        raise InputError("not a folder", path=str(root))
+    root = history_folder(folder, DEFAULT_FOLDER)
     return _Import(engine, root, progress, max_file_bytes).run(reconcile_gone)
 
 

@@ -38,6 +38,7 @@ from lineage_es.importers.ledger import (
     Timed,
     count_gone,
     feed,
+    history_folder,
     reconcile,
     walk,
 )
@@ -92,9 +93,7 @@ def import_codex(
     """Import every rollout under ``folder`` (default ``~/.codex/sessions``) that changed
     since the last import into ``engine``; with ``reconcile_gone``, delete (as ``gc``) the
     threads whose rollout files are gone."""
-    root = (folder or DEFAULT_FOLDER).expanduser().resolve()
-    if not root.is_dir():
-        raise InputError("not a folder", path=str(root))
+    root = history_folder(folder, DEFAULT_FOLDER)
     found = list(walk(root, lambda name: name.endswith((".jsonl", ".jsonl.zst"))))
     report = ImportReport(HOST, str(root))
     report.files = len(found)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import IntegrityError
 
-from lineage_es.errors import LineageError, UnknownConversation
+from lineage_es.errors import InputError, LineageError, UnknownConversation
 from lineage_es.facts import Observation
 from lineage_es.import_ledger import ImportLedger, ledger_id
 
@@ -99,6 +99,15 @@ class Found(NamedTuple):
     path: str
     size: int
     mtime: int
+
+
+def history_folder(folder: Path | None, default: Path) -> Path:
+    """The folder an import reads: the one given or the host's default, made absolute;
+    :class:`InputError` when it is not a folder."""
+    root = (folder or default).expanduser().resolve()
+    if not root.is_dir():
+        raise InputError("not a folder", path=str(root))
+    return root
 
 
 def walk(
