@@ -30,7 +30,7 @@ acts again at its next row.
 
 from __future__ import annotations
 
-import bisect
+import heapq
 import os
 import re
 import sys
@@ -505,21 +505,39 @@ class _Session:
                 return
         if pos >= len(data):
             return
-        hits = dict(_spawn_calls(data, pos))
+        # Spawn calls matter everywhere; any other marker only while it is watched, so each
+        # is searched for one occurrence at a time (a spawn's result is usually a few lines
+        # on, and after it nothing is left to look for).
+        queue: list[tuple[int, int, bytes]] = [(s, e, b"") for s, e in _spawn_calls(data, pos)]
+        heapq.heapify(queue)
+        scheduled: dict[bytes, int] = {}
+
+        def look(marker: bytes, after: int) -> None:
+            line = _next_marked(data, after, marker)
+            if line is not None:
+                scheduled[marker] = line[0]
+                heapq.heappush(queue, (*line, marker))
+            else:
+                scheduled.pop(marker, None)
+
         for marker in self._watch(file):
-            hits.update(_marked(data, pos, marker))
-        order = sorted(hits)
-        index = 0
-        while index < len(order):
-            start = order[index]
-            index += 1
-            before = self._watch(file)
-            self._line(file, base + start, data[start : hits[start]])
-            for marker in self._watch(file) - before:
-                for begin, end in _marked(data, hits[start], marker):
-                    if begin not in hits:  # a result or notice later in this same region
-                        hits[begin] = end
-                        bisect.insort(order, begin, lo=index)
+            look(marker, pos)
+        parsed = -1
+        while queue:
+            start, end, marker = heapq.heappop(queue)
+            watched = self._watch(file)
+            if marker:
+                if marker not in watched:
+                    scheduled.pop(marker, None)
+                    continue
+                look(marker, end)
+            if start == parsed:
+                continue
+            parsed = start
+            self._line(file, base + start, data[start:end])
+            for new in self._watch(file) - watched:
+                if new not in scheduled:
+                    look(new, end)
 
     def _watch(self, file: _File) -> set[bytes]:
         """What else to look for, given what was read so far: the results of open spawn
@@ -807,9 +825,10 @@ def _spawn_calls(data: bytes, pos: int) -> list[tuple[int, int]]:
     marker = b'"type":"tool_use"'
     at = data.find(marker, pos)
     while at >= 0:
-        end = data.index(b"\n", at) + 1
-        name = data.find(b'"name":"', at, min(end, at + 400))
-        if name >= 0 and data.startswith((b'Agent"', b'Task"'), name + 8):
+        name = data.find(b'"name":"', at, at + 400)
+        newline = data.find(b"\n", at, name) if name >= 0 else 0
+        if name >= 0 and newline < 0 and data.startswith((b'Agent"', b'Task"'), name + 8):
+            end = data.index(b"\n", name) + 1
             found.append((data.rfind(b"\n", 0, at) + 1, end))
             at = data.find(marker, end)
         else:
@@ -817,15 +836,12 @@ def _spawn_calls(data: bytes, pos: int) -> list[tuple[int, int]]:
     return found
 
 
-def _marked(data: bytes, pos: int, marker: bytes) -> list[tuple[int, int]]:
-    """Lines holding ``marker``, as (start, end) in ``data``."""
-    found: list[tuple[int, int]] = []
+def _next_marked(data: bytes, pos: int, marker: bytes) -> tuple[int, int] | None:
+    """The next line from ``pos`` holding ``marker``, as (start, end) in ``data``."""
     at = data.find(marker, pos)
-    while at >= 0:
-        end = data.index(b"\n", at) + 1
-        found.append((data.rfind(b"\n", 0, at) + 1, end))
-        at = data.find(marker, end)
-    return found
+    if at < 0:
+        return None
+    return data.rfind(b"\n", 0, at) + 1, data.index(b"\n", at) + 1
 
 
 def _legacy(version: str, raw: bytes) -> bool:
