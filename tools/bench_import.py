@@ -7,6 +7,7 @@ family members (179 roots, 523 depth-1, 83 depth-2) in about 430 MB, laid out as
 - the floor: reading the same bytes in Python, in 1 MiB chunks and line by line;
 - the first import into a new SQLite store (the default kind) and into ``memory://``, each
   with the engine's share (the time in ``Engine.observe_many``);
+- the first import as a ``lineage import`` process (what a peer's process compares with);
 - a re-import with nothing changed, in process and as a ``lineage import`` process;
 - a warm ``family()`` of the largest root;
 - the tools a user would otherwise reach for, on the same folder, each installed only for
@@ -289,8 +290,22 @@ def run(base: Path, args: argparse.Namespace) -> None:
         first_memory_engine = clock[0]
     command = [sys.executable, "-c", "from lineage_es.cli import main; main()"]
     command += ["import", "claude", str(projects)]
-    command += ["--store", url, "--quiet"]
-    cli_reimport = median_of(lambda: subprocess.run(command, check=True, capture_output=True), 3)
+    cli_reimport = median_of(
+        lambda: subprocess.run(
+            [*command, "--store", url, "--quiet"], check=True, capture_output=True
+        ),
+        3,
+    )
+    fresh = base / "process.sqlite"
+
+    def first_process() -> None:
+        for leftover in base.glob("process.sqlite*"):
+            leftover.unlink()
+        subprocess.run(
+            [*command, "--store", f"sqlite:///{fresh}", "--quiet"], check=True, capture_output=True
+        )
+
+    cli_first = best_of(first_process, 3)
     floor_process = median_of(
         lambda: subprocess.run([sys.executable, "-c", IMPORTS], check=True), 3
     )
@@ -336,6 +351,12 @@ def run(base: Path, args: argparse.Namespace) -> None:
             f"{first_memory_engine / first_memory:.0%} of it",
         ),
         (
+            "first import, `lineage import` process (best of 3)",
+            f"{cli_first:.2f} s",
+            f"{cli_first - floor_process:.2f} s over starting Python and importing what it "
+            "needs; this is what compares with a peer's process",
+        ),
+        (
             "re-import, nothing changed (in process)",
             f"{reimport * 1e3:.0f} ms",
             f"goal < 200 ms; {reimport / first:.4f}x the first import",
@@ -359,7 +380,12 @@ def run(base: Path, args: argparse.Namespace) -> None:
                 rows.append((name, "failed", failed))
             else:
                 rows.append(
-                    (name, f"{seconds:.2f} s", f"{seconds / first:.2f}x our first import (SQLite)")
+                    (
+                        name,
+                        f"{seconds:.2f} s",
+                        f"{seconds / cli_first:.2f}x our `lineage import` process, "
+                        f"{seconds / first:.2f}x our first import in process (SQLite)",
+                    )
                 )
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  {'time':>10}  ratio")
