@@ -20,13 +20,13 @@ from eventsourcing.persistence import StoredEvent
 
 from lineage_es.domain import EVENT_CLASSES
 from lineage_es.errors import JournalFormatError
+from lineage_es.lines import MAX_LINE_BYTES, LineTooLong, bounded_lines
 from lineage_es.projection import Projector, read_journal
 from lineage_es.view import MemoryView, NodeRow
 
 FORMAT = "lineage-es-journal"
 VERSION = "1.0"
 MAJOR = 1
-MAX_LINE_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_TOTAL_BYTES = 64 * 1024 * 1024 * 1024
 BATCH = 1000
 
@@ -98,26 +98,34 @@ class _Entry:
 
 
 def _lines(path: Path, max_total: int) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, bytes, ends with a newline) for each line, bounded in size."""
+    """(line number, bytes, ends with a newline) for each line, bounded by the shared reader.
+
+    The bound on the whole file is the journal's own. It is met first on a line that crosses
+    both bounds, an overlong line counting what the reader took of it (the bound and a byte),
+    so that a file too large says so whatever its lines hold.
+    """
     total = 0
+    number = 0
     with path.open("rb") as stream:
-        number = 0
-        while True:
-            raw = stream.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
+        try:
+            for number, (raw, size, complete) in enumerate(
+                bounded_lines(stream, MAX_LINE_BYTES), 1
+            ):
+                total += size
+                if total > max_total:
+                    raise _too_large(max_total, number)
+                yield number, raw, complete
+        except LineTooLong as exc:
             number += 1
-            total += len(raw)
-            if total > max_total:
-                raise JournalFormatError(
-                    f"the file is larger than the configured bound of {max_total} bytes",
-                    line=number,
-                )
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                raise JournalFormatError(
-                    f"line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB", line=number
-                )
-            yield number, raw, raw.endswith(b"\n")
+            if total + exc.limit + 1 > max_total:
+                raise _too_large(max_total, number) from None
+            raise JournalFormatError(str(exc), line=number) from None
+
+
+def _too_large(max_total: int, number: int) -> JournalFormatError:
+    return JournalFormatError(
+        f"the file is larger than the configured bound of {max_total} bytes", line=number
+    )
 
 
 def _check_header(number: int, raw: bytes) -> None:

@@ -1,8 +1,9 @@
 """Reading JSONL a line at a time, each line bounded before anything looks at it.
 
 The one line reader of the transcript readers (``lineage-replay``, ``lineage ingest``), of the
-replay's recordings and of ``lineage import``. It splits and bounds; what becomes of a line
-that is too long, of a torn last line or of one that is not JSON is each caller's policy:
+replay's recordings, of ``lineage import`` and of ``lineage journal import``. It splits and
+bounds; what becomes of a line that is too long, of a torn last line or of one that is not
+JSON is each caller's policy:
 
 - :func:`bounded_lines` gives every line with its size and whether it ended; an overlong line
   either stops the reading (:class:`LineTooLong`, nothing past the bound read) or, for a
@@ -10,7 +11,9 @@ that is too long, of a torn last line or of one that is not JSON is each caller'
 - :func:`numbered_lines` refuses an overlong line with :class:`InputError` naming the file and
   line (the replay's recordings);
 - :func:`json_rows` also refuses a complete line that is not a JSON object, and ends quietly
-  at a torn last line (the transcript readers).
+  at a torn last line (the transcript readers);
+- the journal's import (:mod:`lineage_es.journal`) refuses an overlong line with its number,
+  reports a torn last line it skips, and bounds the whole file too.
 
 A line's bound does not count its newline.
 """

@@ -82,18 +82,124 @@ def test_a_newer_major_version_is_refused(exported: Path) -> None:
         import_journal(engine, exported)
 
 
-def test_a_line_over_32_mib_is_refused(tmp_path: Path, exported: Path) -> None:
-    path = tmp_path / "huge.jsonl"
-    with path.open("wb") as out:
-        out.write(lines(exported)[0])
-        out.write(b'{"x": "' + b"a" * (32 * 1024 * 1024 + 10) + b'"}\n')
-    with open_engine("memory://") as engine, pytest.raises(JournalFormatError, match="MiB"):
-        import_journal(engine, path)
-
-
 def test_a_file_larger_than_the_configured_total_is_refused(exported: Path) -> None:
     with open_engine("memory://") as engine, pytest.raises(JournalFormatError, match="bound"):
         import_journal(engine, exported, max_total=100)
+
+
+MIB_32 = 32 * 1024 * 1024
+
+
+def import_refused(path: Path, **bounds: int) -> JournalFormatError:
+    with open_engine("memory://") as engine, pytest.raises(JournalFormatError) as raised:
+        import_journal(engine, path, **bounds)
+    return raised.value
+
+
+def test_an_empty_file_is_refused_at_line_1(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    refused = import_refused(path)
+    assert (refused.line, refused.reason) == (1, "the file is empty (no header)")
+
+
+def test_a_blank_first_line_is_not_a_header(exported: Path) -> None:
+    exported.write_bytes(b"\n" + exported.read_bytes())
+    refused = import_refused(exported)
+    assert (refused.line, refused.reason) == (1, "the header is not JSON")
+
+
+def test_a_first_line_of_another_format_is_refused(exported: Path) -> None:
+    content = lines(exported)
+    content[0] = b'{"format": "something-else"}\n'
+    exported.write_bytes(b"".join(content))
+    refused = import_refused(exported)
+    assert (refused.line, refused.reason) == (1, "not a lineage-es-journal file (no header)")
+
+
+def test_blank_lines_are_skipped_but_counted(exported: Path) -> None:
+    content = lines(exported)
+    events = len(content) - 1
+    content[2:2] = [b"\n", b"  \r\n"]
+    exported.write_bytes(b"".join(content) + b"\t\n")
+    with open_engine("memory://") as engine:
+        assert import_journal(engine, exported).imported == events
+    content[4] = b"not json\n"
+    exported.write_bytes(b"".join(content))
+    assert import_refused(exported).line == 5
+
+
+def test_a_blank_last_line_without_its_newline_is_not_torn(exported: Path) -> None:
+    exported.write_bytes(exported.read_bytes() + b"   ")
+    with open_engine("memory://") as engine:
+        report = import_journal(engine, exported)
+    assert (report.torn_final_line, report.warnings) == (None, [])
+
+
+def test_a_whole_last_line_without_its_newline_is_imported(exported: Path) -> None:
+    content = lines(exported)
+    exported.write_bytes(b"".join(content).rstrip(b"\n"))
+    with open_engine("memory://") as engine:
+        report = import_journal(engine, exported)
+    assert (report.imported, report.torn_final_line) == (len(content) - 1, None)
+
+
+def test_a_bad_last_line_with_its_newline_is_refused_not_torn(exported: Path) -> None:
+    exported.write_bytes(exported.read_bytes() + b'{"position": 99, "origin\n')
+    refused = import_refused(exported)
+    assert refused.line == len(lines(exported))
+    assert refused.reason.startswith("malformed journal line: ")
+
+
+def test_a_missing_file_raises_the_os_error(tmp_path: Path) -> None:
+    with open_engine("memory://") as engine, pytest.raises(FileNotFoundError):
+        import_journal(engine, tmp_path / "gone.jsonl")
+
+
+def test_a_line_over_32_mib_is_refused_naming_its_line(tmp_path: Path, exported: Path) -> None:
+    path = tmp_path / "huge.jsonl"
+    path.write_bytes(b"".join(lines(exported)[:2]) + b'{"x": "' + b"a" * MIB_32 + b'"}\n{}\n')
+    refused = import_refused(path)
+    assert (refused.line, refused.reason) == (3, "line is longer than 32 MiB")
+
+
+def test_a_line_of_exactly_32_mib_is_read_with_or_without_its_newline(
+    tmp_path: Path, exported: Path
+) -> None:
+    path = tmp_path / "edge.jsonl"
+    path.write_bytes(b"".join(lines(exported)) + b" " * MIB_32 + b"\n" + b" " * MIB_32)
+    with open_engine("memory://") as engine:
+        report = import_journal(engine, path)
+    assert (report.imported, report.torn_final_line) == (len(lines(exported)) - 1, None)
+
+
+def test_an_overlong_last_line_without_its_newline_is_refused_not_torn(
+    tmp_path: Path, exported: Path
+) -> None:
+    path = tmp_path / "huge.jsonl"
+    path.write_bytes(lines(exported)[0] + b"x" * (MIB_32 + 1))
+    refused = import_refused(path)
+    assert (refused.line, refused.reason) == (2, "line is longer than 32 MiB")
+
+
+def test_the_total_bound_counts_every_byte_and_names_the_line_that_crosses_it(
+    exported: Path,
+) -> None:
+    size = exported.stat().st_size
+    with open_engine("memory://") as engine:
+        import_journal(engine, exported, max_total=size)
+    refused = import_refused(exported, max_total=size - 1)
+    assert refused.line == len(lines(exported))
+    assert refused.reason == f"the file is larger than the configured bound of {size - 1} bytes"
+    assert import_refused(exported, max_total=10).line == 1
+
+
+def test_the_total_bound_is_checked_before_the_line_bound(tmp_path: Path, exported: Path) -> None:
+    path = tmp_path / "huge.jsonl"
+    header = lines(exported)[0]
+    path.write_bytes(header + b"x" * (MIB_32 + 10) + b"\n")
+    assert "configured bound" in import_refused(path, max_total=len(header) + MIB_32).reason
+    assert "32 MiB" in import_refused(path, max_total=len(header) + MIB_32 + 1).reason
 
 
 def test_an_import_into_a_store_that_is_not_empty_is_refused(exported: Path) -> None:
