@@ -18,11 +18,7 @@ from lineage_es.errors import InputError, LineageError, UnknownHost
 from lineage_es.facts import HOSTS, LOGICAL_EPOCH, Host, Observation
 from lineage_es.hosts import detect
 from lineage_es.hosts.base import parse_time
-from lineage_es.lines import numbered_lines
-
-#: A line longer than this is refused before it is parsed (the journal's own bound).
-MAX_LINE_BYTES = 32 * 1024 * 1024
-
+from lineage_es.lines import MAX_LINE_BYTES, numbered_lines
 
 Form = Literal["hooks", "recording", "claude-transcript", "codex-rollout"]
 
@@ -99,7 +95,8 @@ def logical_time(row: int) -> datetime:
 
 
 def scan_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """Each line of ``path`` with its 1-based number; :class:`InputError` for an overlong one."""
+    """Each line of ``path`` with its 1-based number; :class:`InputError` for one longer than
+    :data:`MAX_LINE_BYTES` (the journal's own bound)."""
     return numbered_lines(path, MAX_LINE_BYTES)
 
 
