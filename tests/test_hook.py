@@ -9,6 +9,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -17,6 +18,8 @@ from click.testing import CliRunner
 from lineage_es import hook
 from lineage_es.cli import main
 from lineage_es.engine import open_engine
+from lineage_es.hosts import base
+from lineage_es.hosts.base import MAX_PAYLOAD_BYTES
 from lineage_es.replay.inputs import PayloadRow, read_rows
 
 ROOT = "5f1c2e4a-0000-4000-8000-000000000001"
@@ -68,7 +71,14 @@ def test_nothing_is_printed_for_any_host(host: str, store: str, data_home: Path)
 def test_a_payload_that_is_not_json_is_logged_not_raised(store: str, data_home: Path) -> None:
     outcome = run("claude", b"{not json", store)
     assert outcome.stdout == b"" and outcome.error is not None
-    assert "JSONDecodeError" in log_text(data_home)
+    text = log_text(data_home)
+    assert "payload is not JSON" in text and "line 1 column 2" in text
+    assert "Traceback" not in text
+
+
+def test_an_empty_stdin_is_logged_as_no_payload(store: str, data_home: Path) -> None:
+    outcome = run("claude", b" \n", store)
+    assert outcome.error is not None and "no payload on stdin" in log_text(data_home)
 
 
 def test_a_payload_the_adapter_refuses_is_logged_without_a_traceback(
@@ -90,16 +100,56 @@ def test_a_store_that_cannot_open_is_logged(tmp_path: Path, data_home: Path) -> 
     assert outcome.error is not None and "cannot create the store" in log_text(data_home)
 
 
-def test_an_oversized_payload_is_refused(
+def test_a_payload_past_the_adapters_bound_is_refused_with_the_bound_in_the_log(
+    store: str, data_home: Path
+) -> None:
+    outcome = run("claude", b'{"session_id": "' + b"x" * MAX_PAYLOAD_BYTES + b'"}', store)
+    assert outcome.error is not None and "larger than" in outcome.error
+    assert "payload is larger than 8388608 bytes (8 MiB)" in log_text(data_home)
+
+
+def test_a_payload_nested_too_deep_is_refused_by_the_hook(store: str, data_home: Path) -> None:
+    """The hook leaves the depth check to the adapter: it must still happen."""
+    nested: Any = "bottom"
+    for _ in range(100):
+        nested = {"x": nested}
+    outcome = run("claude", {**START, "hook_event_name": "PreToolUse", "tool_input": nested}, store)
+    assert outcome.error is not None and "nests deeper than 64 levels" in log_text(data_home)
+
+
+def test_the_hook_checks_and_encodes_a_payload_once(
     store: str, data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(hook, "MAX_PAYLOAD_BYTES", 16)
-    outcome = run("claude", START, store)
-    assert outcome.error is not None and "larger than" in outcome.error
+    checks: list[object] = []
+    check = base._check
+
+    def counted(value: Any, limit: int, max_bytes: int) -> bytes | None:
+        checks.append(value)
+        return check(value, limit, max_bytes)
+
+    def encoded_again(*args: object) -> str:
+        raise AssertionError("the key was encoded apart from the check")
+
+    monkeypatch.setattr(base, "_check", counted)
+    monkeypatch.setattr(base, "payload_key", encoded_again)
+    assert run("claude", START, store).error is None
+    assert checks == [START]
 
 
 def test_read_payload_stops_one_byte_past_the_limit() -> None:
     assert len(hook.read_payload(io.BytesIO(b"x" * 100), limit=10)) == 11
+
+
+def test_read_payload_drains_the_rest_of_a_payload_too_long() -> None:
+    stream = io.BytesIO(b"x" * (5 << 20))
+    hook.read_payload(stream, limit=10)
+    assert stream.read() == b""
+
+
+def test_read_payload_reads_no_further_than_the_adapters_bound() -> None:
+    """A longer payload is refused unparsed: holding more of it would be wasted."""
+    stream = io.BytesIO(b"x" * (MAX_PAYLOAD_BYTES + 100))
+    assert len(hook.read_payload(stream)) == MAX_PAYLOAD_BYTES + 1
 
 
 def test_a_cursor_payload_sent_to_the_claude_hook_is_taken_as_cursor(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -176,6 +177,39 @@ def test_time_is_the_receipt_time_given() -> None:
 def test_key_is_the_payload_digest() -> None:
     sent = payload("Stop")
     assert adapter.observe(sent).key == payload_key(sent)
+
+
+#: A tool call with a nested object, a non-ASCII path, a float, a boolean and a null: its key
+#: is stored in journals (the idempotency key of its events), so it must never change.
+KEYED = payload(
+    "PreToolUse",
+    tool_name="Read",
+    tool_use_id="toolu_01A",
+    tool_input={"file_path": "/w/é.py", "offset": 3, "limit": 1.5, "flags": [True, None]},
+)
+KEYED_KEY = "5b9210d47ff10e8fe21af68757245d27"
+
+
+def test_payload_keys_stored_in_journals_do_not_change() -> None:
+    assert payload_key(KEYED) == KEYED_KEY
+    assert payload_key({**KEYED, "timestamp": "2026-09-03"}, ignore=("timestamp",)) == KEYED_KEY
+    assert payload_key(dict(reversed(KEYED.items()))) == KEYED_KEY  # key order is no part of it
+    assert payload_key({"b": 1, 2: "x", "a": {3: [1, 2]}}) == "ab92417ae70b24816cbe79d998b04e97"
+
+
+def test_the_observed_key_is_the_pinned_payload_key() -> None:
+    assert adapter.observe(KEYED).key == KEYED_KEY
+
+
+def test_a_payload_checked_by_the_exact_walk_keeps_its_key() -> None:
+    """More brackets than the depth bound (here inside a string) take the slow exact check;
+    the key must not depend on which check decided."""
+    sent = {**KEYED, "tool_input": {"content": "{[" * 100}}
+    assert adapter.observe(sent).key == payload_key(sent) == "12600992ae979da8a90464f7a2d2ede5"
+
+
+def test_a_mapping_that_is_not_a_dict_is_keyed_by_its_items() -> None:
+    assert adapter.observe(MappingProxyType(KEYED)).key == KEYED_KEY
 
 
 def test_host_is_claude() -> None:

@@ -230,6 +230,11 @@ def test_the_same_payload_delivered_twice_has_the_same_key(codex: CodexAdapter) 
     assert codex.observe(hook("Stop")).key == codex.observe(hook("Stop")).key
 
 
+def test_the_key_of_a_spawn_call_does_not_change(codex: CodexAdapter) -> None:
+    """Keys are stored in journals (the idempotency key of a payload's events)."""
+    assert codex.observe(spawn_call()).key == "8605b3ed6674ee095d55533c19ec29f7"
+
+
 def test_different_turns_have_different_keys(codex: CodexAdapter) -> None:
     first = codex.observe(hook("Stop"))
     second = codex.observe(hook("Stop", turn_id="019a0000-0000-7000-8000-0000000000f2"))

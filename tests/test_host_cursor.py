@@ -132,6 +132,20 @@ def test_a_pre_tool_use_delivered_twice_has_one_key(cursor: CursorAdapter) -> No
     assert cursor.observe(payload).key == cursor.observe(dict(payload)).key
 
 
+def test_the_key_of_a_task_call_does_not_change(cursor: CursorAdapter) -> None:
+    """Keys are stored in journals (the idempotency key of a payload's events)."""
+    sent = {
+        "conversation_id": CONV,
+        "hook_event_name": "preToolUse",
+        "tool_name": "Task",
+        "tool_use_id": "call-1",
+        "tool_input": {"subagent_type": "explore", "description": "scan"},
+        "workspace_roots": ["/w"],
+        "cursor_version": "3.9.16",
+    }
+    assert cursor.observe(sent).key == "29b4834c0aa10193db3a8a16b5365e9e"
+
+
 def test_the_receipt_time_is_kept(cursor: CursorAdapter) -> None:
     at = datetime(2026, 9, 3, tzinfo=UTC)
     assert cursor.observe(hook("stop"), at=at).at == at

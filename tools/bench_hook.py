@@ -70,9 +70,9 @@ tool_call_payload = PAYLOADS["tool call in a subagent of that root"]
 #: What a hook that only queued the payload for later would cost (not what the hook does).
 SPOOL_ONLY = (
     "import sys; from datetime import UTC, datetime; from pathlib import Path; "
-    "import lineage_es.hook as h; "
+    "import lineage_es.hook as h; from lineage_es.hosts.base import parse_payload; "
     "h.append_private(Path({path!r}), h.recording_line('claude', datetime.now(UTC), "
-    "h._parse(h.read_payload(sys.stdin.buffer))))"
+    "parse_payload(h.read_payload(sys.stdin.buffer))))"
 )
 
 

@@ -24,8 +24,8 @@ MAX_DEPTH = 64
 #: its subagent id), and every event must stay exportable.
 MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
 
-#: JSON escaping makes a character at most this many bytes (``\u0000``).
-_MAX_ESCAPE = 6
+#: How a payload is encoded for its key: sorted keys, so that key order never changes it.
+_KEY_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
 class HostAdapter(Protocol):
@@ -51,10 +51,22 @@ def payload_key(payload: Mapping[str, Any], ignore: Iterable[str] = ()) -> str:
     skip = set(ignore)
     body = {k: v for k, v in payload.items() if k not in skip} if skip else dict(payload)
     try:
-        raw = orjson.dumps(body, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+        raw = orjson.dumps(body, option=_KEY_OPTIONS)
     except TypeError as exc:
         raise PayloadError(f"payload is not plain JSON data: {exc}") from None
-    return blake2b(raw, digest_size=16).hexdigest()
+    return _digest(raw)
+
+
+def checked_key(payload: Mapping[str, Any]) -> str:
+    """The :func:`payload_key` of a hook payload, once :func:`check_depth` has passed it: the
+    check's own encoding is the one hashed, so an adapter encodes each payload once."""
+    body = payload if type(payload) is dict else dict(payload)  # what payload_key encodes
+    encoded = _check(body, MAX_DEPTH, MAX_PAYLOAD_BYTES)
+    return payload_key(body) if encoded is None else _digest(encoded)
+
+
+def _digest(encoded: bytes) -> str:
+    return blake2b(encoded, digest_size=16).hexdigest()
 
 
 def require_str(payload: Mapping[str, Any], key: str, host: Host) -> str:
@@ -98,10 +110,29 @@ def nested_str(mapping: Mapping[str, Any], key: str, parent: str, host: Host) ->
 
 
 def check_depth(value: Any, limit: int = MAX_DEPTH, max_bytes: int = MAX_PAYLOAD_BYTES) -> None:
-    """Refuse absurdly deep or large payloads before any adapter walks them: the walk stops at
-    the first level past ``limit`` or once its strings alone pass ``max_bytes``."""
-    if _plainly_small(value, limit, max_bytes):
-        return
+    """Refuse absurdly deep or large payloads before any adapter walks them: nested past
+    ``limit`` levels or, as JSON, past ``max_bytes`` (a walk stops at the first level too deep
+    or once its strings alone pass the bound)."""
+    _check(value, limit, max_bytes)
+
+
+def _check(value: Any, limit: int, max_bytes: int) -> bytes | None:
+    """:func:`check_depth`, returning the encoding it measured ``value`` by (sorted keys: the
+    one :func:`payload_key` hashes), or ``None`` when ``value`` is not plain JSON.
+
+    The common case is decided in C: an encoding that fits ``max_bytes`` and holds fewer
+    opening brackets (counted inside strings too, so never too few) than ``limit`` levels.
+    Anything else takes the exact walk."""
+    try:
+        encoded: bytes | None = orjson.dumps(value, option=_KEY_OPTIONS)
+    except TypeError:  # not plain JSON (payload_key names the reason), or past orjson's depth
+        encoded = None
+    if (
+        encoded is not None
+        and len(encoded) <= max_bytes
+        and encoded.count(b"{") + encoded.count(b"[") <= limit
+    ):
+        return encoded
     stack: list[tuple[Any, int]] = [(value, 0)]
     size = 0
     while stack:
@@ -117,30 +148,21 @@ def check_depth(value: Any, limit: int = MAX_DEPTH, max_bytes: int = MAX_PAYLOAD
             stack.extend((v, depth + 1) for v in item)
         if size > max_bytes:
             raise PayloadError(_too_large(max_bytes))
-    if size * _MAX_ESCAPE > max_bytes:  # near the bound: measure the JSON exactly
-        try:
-            encoded = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
-        except TypeError:
-            return  # not plain JSON: payload_key names the reason
-        if len(encoded) > max_bytes:
-            raise PayloadError(_too_large(max_bytes))
+    if encoded is not None and len(encoded) > max_bytes:
+        raise PayloadError(_too_large(max_bytes))
+    return encoded
 
 
-def _plainly_small(value: Any, limit: int, max_bytes: int) -> bool:
-    """The common case, decided in C: plain JSON whose encoding fits ``max_bytes`` and holds
-    fewer opening brackets (counted inside strings too, so never too few) than ``limit``
-    levels. Anything else takes the exact walk."""
-    try:
-        encoded = orjson.dumps(value)
-    except TypeError:  # not plain JSON, or nested past orjson's own bound
-        return False
-    return len(encoded) <= max_bytes and encoded.count(b"{") + encoded.count(b"[") <= limit
-
-
-def parse_payload(raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -> dict[str, Any]:
+def parse_payload(
+    raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES, *, check: bool = True
+) -> dict[str, Any]:
     """A hook payload from its raw JSON (stdin, a socket, a recorded line): refused unread
     past ``max_bytes``, and refused when it is not a JSON object or nests too deep (orjson
-    itself stops at 1,024 levels, so parsing never recurses without bound)."""
+    itself stops at 1,024 levels, so parsing never recurses without bound).
+
+    ``check=False`` leaves depth and size as JSON to the adapter the payload is for, whose
+    ``observe`` checks them anyway, with the encoding it makes the key from: the hook's path,
+    where checking here too would encode every payload twice."""
     if len(raw) > max_bytes:
         raise PayloadError(_too_large(max_bytes))
     try:
@@ -149,7 +171,8 @@ def parse_payload(raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -> dict[str, A
         raise PayloadError(f"payload is not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise PayloadError(f"payload must be a JSON object, not {type(value).__name__}")
-    check_depth(value, max_bytes=max_bytes)
+    if check:
+        check_depth(value, max_bytes=max_bytes)
     return value
 
 

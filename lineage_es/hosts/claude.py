@@ -28,11 +28,10 @@ from lineage_es.facts import (
     Stopped,
 )
 from lineage_es.hosts.base import (
-    check_depth,
+    checked_key,
     nested_str,
     optional_object,
     optional_str,
-    payload_key,
     require_str,
 )
 
@@ -82,9 +81,9 @@ class ClaudeAdapter:
 
     def observe(self, payload: Mapping[str, Any], *, at: datetime | None = None) -> Observation:
         """What one hook payload means; :class:`PayloadError` when it cannot be understood."""
-        check_depth(payload)
         if not isinstance(payload, Mapping):
             raise PayloadError("payload must be a JSON object", host=HOST)
+        key = checked_key(payload)  # refuses a payload nested too deep or too large
         session = require_str(payload, "session_id", HOST)
         event = require_str(payload, "hook_event_name", HOST)
         agent = optional_str(payload, "agent_id", HOST)
@@ -106,7 +105,7 @@ class ClaudeAdapter:
         return Observation(
             host=HOST,
             requester=requester,
-            key=payload_key(payload),
+            key=key,
             facts=facts,
             root=session,
             workspace=(),  # roots are scoped by workspace for Cursor only

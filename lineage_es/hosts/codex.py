@@ -32,10 +32,10 @@ from lineage_es.facts import (
 )
 from lineage_es.hosts.base import (
     check_depth,
+    checked_key,
     nested_str,
     optional_object,
     optional_str,
-    payload_key,
     require_str,
 )
 
@@ -164,7 +164,7 @@ class CodexAdapter:
         """What one hook payload means; :class:`PayloadError` when it cannot be understood."""
         if not isinstance(payload, Mapping):
             raise PayloadError("payload must be a JSON object", host=HOST)
-        check_depth(payload)
+        key = checked_key(payload)  # refuses a payload nested too deep or too large
         session = require_str(payload, "session_id", HOST)
         event = require_str(payload, "hook_event_name", HOST)
         agent = optional_str(payload, "agent_id", HOST)
@@ -184,7 +184,7 @@ class CodexAdapter:
         return Observation(
             host=HOST,
             requester=agent or session,
-            key=payload_key(payload),
+            key=key,
             facts=facts,
             root=session,
             workspace=(),  # roots are scoped by workspace for Cursor only

@@ -28,7 +28,7 @@ from lineage_es.facts import (
     SpawnRequested,
     Stopped,
 )
-from lineage_es.hosts.base import check_depth, nested_str, optional_str, payload_key, require_str
+from lineage_es.hosts.base import checked_key, nested_str, optional_str, require_str
 
 HOST: Host = "cursor"
 
@@ -76,11 +76,10 @@ class CursorAdapter:
         """What one hook payload means; :class:`PayloadError` when it cannot be understood."""
         if not isinstance(payload, Mapping):
             raise PayloadError("payload must be a JSON object", host=HOST)
-        check_depth(payload)
+        key = checked_key(payload)  # refuses a payload nested too deep or too large
         conversation = require_str(payload, "conversation_id", HOST)
         event = require_str(payload, "hook_event_name", HOST)
         workspace = _workspace(payload)
-        key = payload_key(payload)
         if conversation == PLACEHOLDER_CONVERSATION:
             return Observation(host=HOST, requester=None, key=key, workspace=workspace, at=at)
         return Observation(

@@ -9,6 +9,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -313,6 +314,17 @@ def test_a_raw_payload_within_the_bounds_parses() -> None:
     assert parse_payload(b'{"session_id": "s", "hook_event_name": "Stop"}')["session_id"] == "s"
 
 
+def test_a_payload_parsed_unchecked_is_still_refused_by_its_adapter() -> None:
+    """The hook parses with ``check=False``: the adapter's own check must catch what the
+    parser let through."""
+    raw = b'{"session_id": "s", "hook_event_name": "Stop", "x": ' + b"[" * 100 + b"]" * 100 + b"}"
+    payload = parse_payload(raw, check=False)
+    with pytest.raises(PayloadError, match="deeper"):
+        parse_payload(raw)
+    with pytest.raises(PayloadError, match="deeper"):
+        adapter("claude").observe(payload)
+
+
 @pytest.mark.parametrize(
     ("host", "payload"),
     [
@@ -337,6 +349,26 @@ def test_an_oversized_or_absurdly_deep_payload_is_refused_at_the_adapter(
         with pytest.raises(PayloadError, match="larger than" if shape == "huge" else "deeper"):
             engine.observe(host, bad)
         assert engine.position() == 0
+
+
+@pytest.mark.parametrize("host", ["claude", "codex", "cursor"])
+def test_an_oversized_mapping_that_is_not_a_dict_is_refused_at_the_adapter(host: str) -> None:
+    """The key is made from the mapping's items: those are what is checked."""
+    fields = {"session_id": CODEX_ROOT, "conversation_id": "c1", "hook_event_name": "Stop"}
+    huge = MappingProxyType({**fields, "turn_id": "t", "x": "x" * (MAX_PAYLOAD_BYTES + 1)})
+    with pytest.raises(PayloadError, match="larger than"):
+        adapter(host).observe(huge)
+
+
+def test_json_past_the_bound_is_refused_even_when_its_strings_are_short() -> None:
+    """The bound is on the JSON, numbers and punctuation included, not on the strings alone."""
+    payload = {
+        "session_id": ROOT,
+        "hook_event_name": "Stop",
+        "x": [10**17] * (MAX_PAYLOAD_BYTES // 19),
+    }
+    with pytest.raises(PayloadError, match="larger than"):
+        adapter("claude").observe(payload)
 
 
 def test_escaped_characters_count_towards_the_bound() -> None:
