@@ -25,6 +25,14 @@ def corpus() -> Path:
     return CORPUS
 
 
+@pytest.fixture
+def memory() -> Engine:
+    """An engine on the in-memory store alone, for tests whose subject is not the store."""
+    from lineage_es.engine import open_engine
+
+    return open_engine("memory://")
+
+
 PG_URL = os.environ.get("LINEAGE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
 

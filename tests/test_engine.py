@@ -7,12 +7,65 @@ import pytest
 from lineage_es.engine import Engine
 from lineage_es.errors import LineageError, UnknownConversation
 from lineage_es.facts import ChildIdentified, Resumed, RootSeen, SessionEnded, SpawnRequested
-from tests.helpers import Feed, keys
+from lineage_es.model import AgentLineage, LineageTree
+from tests.helpers import EPOCH, Feed, keys
+
+#: The one Cursor workspace the Cursor-shaped tests share.
+W = ("/w",)
 
 
 @pytest.fixture
 def feed(engine: Engine) -> Feed:
     return Feed(engine)
+
+
+@pytest.fixture
+def three_generations(feed: Feed) -> Feed:
+    """Root R, its confirmed child A, and A's confirmed child B."""
+    feed.root("R")
+    feed.child("R", "R", "A")
+    feed.child("R", "A", "B")
+    return feed
+
+
+@pytest.fixture
+def stopped_child(feed: Feed) -> Feed:
+    """Root R and its confirmed child A, which has stopped."""
+    feed.root("R")
+    feed.child("R", "R", "A")
+    feed.stop("R", "A")
+    return feed
+
+
+@pytest.fixture
+def ambiguous_spawn(feed: Feed) -> Feed:
+    """Root R with child A; R and A each have a spawn open, and X starts: whose is it?"""
+    feed.root("R")
+    feed.child("R", "R", "A")
+    feed.spawn("R", "R", "K-root")
+    feed.spawn("R", "A", "K-a")
+    return feed
+
+
+@pytest.fixture
+def cursor(engine: Engine) -> Feed:
+    """A Cursor feed in which conversation P has started in workspace W."""
+    feed = Feed(engine, "cursor")
+    feed.cursor_root("P", W)
+    return feed
+
+
+@pytest.fixture
+def pending(cursor: Feed) -> Feed:
+    """P has spawned subagent K in W; no conversation has been bound to K yet."""
+    cursor.cursor_start("P", "K", W)
+    return cursor
+
+
+def tree(lineage: AgentLineage | None) -> LineageTree:
+    """The tree of an answer that must have one."""
+    assert lineage is not None and lineage.tree is not None
+    return lineage.tree
 
 
 def test_a_root_is_native_at_depth_zero_with_an_empty_tree(feed: Feed) -> None:
@@ -47,9 +100,7 @@ def test_a_live_agent_acting_is_answered_without_loading_its_root(
 
 def test_a_spawn_request_alone_is_not_a_node(feed: Feed) -> None:
     feed.root("R")
-    lineage = feed.spawn("R", "R", "K1")
-    assert lineage is not None and lineage.tree is not None
-    assert lineage.tree.children == ()
+    assert tree(feed.spawn("R", "R", "K1")).children == ()
 
 
 def test_a_child_starting_after_one_spawn_is_inferred_under_the_spawner(feed: Feed) -> None:
@@ -58,7 +109,7 @@ def test_a_child_starting_after_one_spawn_is_inferred_under_the_spawner(feed: Fe
     lineage = feed.start("R", "A")
     assert lineage is not None
     assert (lineage.parent, lineage.depth, lineage.resolution) == ("R", 1, "inferred")
-    assert lineage.tree is not None and keys(lineage.tree.siblings) == ["R"]
+    assert keys(tree(lineage).siblings) == ["R"]
 
 
 def test_the_spawners_post_tool_use_confirms_the_inferred_edge(feed: Feed, engine: Engine) -> None:
@@ -83,24 +134,16 @@ def test_a_child_with_no_open_spawn_goes_under_the_root(feed: Feed) -> None:
     assert lineage is not None and (lineage.parent, lineage.depth) == ("R", 1)
 
 
-def test_spawns_from_different_parents_are_never_guessed_between(feed: Feed) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.spawn("R", "R", "K-root")
-    feed.spawn("R", "A", "K-a")
-    lineage = feed.start("R", "X")
+def test_spawns_from_different_parents_are_never_guessed_between(ambiguous_spawn: Feed) -> None:
+    lineage = ambiguous_spawn.start("R", "X")
     assert lineage is not None
     assert lineage.parent is None and lineage.depth == 1
     assert lineage.resolution == "inferred"
 
 
-def test_a_later_fact_places_an_ambiguous_child(feed: Feed, engine: Engine) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.spawn("R", "R", "K-root")
-    feed.spawn("R", "A", "K-a")
-    feed.start("R", "X")
-    feed.confirm("R", "A", "X", "K-a")
+def test_a_later_fact_places_an_ambiguous_child(ambiguous_spawn: Feed, engine: Engine) -> None:
+    ambiguous_spawn.start("R", "X")
+    ambiguous_spawn.confirm("R", "A", "X", "K-a")
     lineage = engine.lineage("X")
     assert (lineage.parent, lineage.depth, lineage.resolution) == ("A", 2, "confirmed")
 
@@ -118,11 +161,10 @@ def test_a_contradicting_confirmation_corrects_the_parent_and_the_subtree_depths
     assert engine.lineage("Y").depth == 3
 
 
-def test_an_edge_that_would_make_a_cycle_is_rejected(feed: Feed, engine: Engine) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.child("R", "A", "B")
-    feed.send("B", ChildIdentified("B", "A", "confirmed"), root="R")
+def test_an_edge_that_would_make_a_cycle_is_rejected(
+    three_generations: Feed, engine: Engine
+) -> None:
+    three_generations.send("B", ChildIdentified("B", "A", "confirmed"), root="R")
     assert engine.lineage("A").parent == "R"
     assert engine.chain("B").conversations == ("B", "A", "R")
 
@@ -137,62 +179,40 @@ def test_a_depth_contradiction_drops_the_edge_and_keeps_the_family(
     assert [m.conversation for m in engine.family("R")] == ["R", "C"]
 
 
-def test_siblings_are_every_other_live_node_of_the_root_oldest_first(feed: Feed) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.child("R", "A", "B")
-    feed.child("R", "R", "C")
-    lineage = feed.act("R", "B")
-    assert lineage is not None and lineage.tree is not None
-    assert keys(lineage.tree.siblings) == ["R", "A", "C"]
+def test_siblings_are_every_other_live_node_of_the_root_oldest_first(
+    three_generations: Feed,
+) -> None:
+    three_generations.child("R", "R", "C")
+    assert keys(tree(three_generations.act("R", "B")).siblings) == ["R", "A", "C"]
 
 
-def test_children_are_the_direct_live_children_oldest_first(feed: Feed) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.child("R", "A", "B")
-    feed.child("R", "R", "C")
-    lineage = feed.act("R", "R")
-    assert lineage is not None and lineage.tree is not None
-    assert keys(lineage.tree.children) == ["A", "C"]
+def test_children_are_the_direct_live_children_oldest_first(three_generations: Feed) -> None:
+    three_generations.child("R", "R", "C")
+    assert keys(tree(three_generations.act("R", "R")).children) == ["A", "C"]
 
 
 def test_roots_lists_the_other_live_roots(feed: Feed) -> None:
     feed.root("R1")
     feed.root("R2")
-    lineage = feed.act("R1", "R1")
-    assert lineage is not None and lineage.tree is not None
-    assert keys(lineage.tree.roots) == ["R2"]
+    assert keys(tree(feed.act("R1", "R1")).roots) == ["R2"]
 
 
-def test_a_stopped_subagent_leaves_the_tree(feed: Feed) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.stop("R", "A")
-    lineage = feed.act("R", "R")
-    assert lineage is not None and lineage.tree is not None
-    assert lineage.tree.children == ()
+def test_a_stopped_subagent_leaves_the_tree(stopped_child: Feed) -> None:
+    assert tree(stopped_child.act("R", "R")).children == ()
 
 
-def test_a_stopped_subagent_that_acts_again_is_live_again(feed: Feed) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.stop("R", "A")
-    feed.act("R", "A")
-    lineage = feed.act("R", "R")
-    assert lineage is not None and lineage.tree is not None
-    assert keys(lineage.tree.children) == ["A"]
+def test_a_stopped_subagent_that_acts_again_is_live_again(stopped_child: Feed) -> None:
+    stopped_child.act("R", "A")
+    assert keys(tree(stopped_child.act("R", "R")).children) == ["A"]
 
 
-def test_a_roots_session_end_stops_its_live_descendants(feed: Feed, engine: Engine) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.child("R", "A", "B")
-    feed.root("Other")
-    feed.end("R")
+def test_a_roots_session_end_stops_its_live_descendants(
+    three_generations: Feed, engine: Engine
+) -> None:
+    three_generations.root("Other")
+    three_generations.end("R")
     assert [m.status for m in engine.family("R")] == ["stopped", "stopped", "stopped"]
-    lineage = feed.act("Other", "Other")
-    assert lineage is not None and lineage.tree is not None and lineage.tree.roots == ()
+    assert tree(three_generations.act("Other", "Other")).roots == ()
 
 
 def test_a_resumed_root_is_live_again(feed: Feed, engine: Engine) -> None:
@@ -202,11 +222,8 @@ def test_a_resumed_root_is_live_again(feed: Feed, engine: Engine) -> None:
     assert engine.family("R")[0].status == "live"
 
 
-def test_an_explicit_resume_revives_a_stopped_subagent(feed: Feed, engine: Engine) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.stop("R", "A")
-    feed.send("R", Resumed("A"), root="R")
+def test_an_explicit_resume_revives_a_stopped_subagent(stopped_child: Feed, engine: Engine) -> None:
+    stopped_child.send("R", Resumed("A"), root="R")
     assert engine.lineage("A").tree is not None
     assert [m.status for m in engine.family("R")] == ["live", "live"]
 
@@ -221,63 +238,43 @@ def test_the_same_payload_twice_journals_nothing_the_second_time(
     assert engine.position() == before
 
 
-def test_a_pending_child_is_listed_under_its_spawn_key(feed: Feed) -> None:
-    feed.host = "cursor"
-    feed.cursor_root("P", ("/w",))
-    lineage = feed.cursor_start("P", "call-1\nfc_1", ("/w",))
-    assert lineage is not None and lineage.tree is not None
-    assert keys(lineage.tree.children) == ["call-1\nfc_1"]
+def test_a_pending_child_is_listed_under_its_spawn_key(cursor: Feed) -> None:
+    lineage = cursor.cursor_start("P", "call-1\nfc_1", W)
+    assert keys(tree(lineage).children) == ["call-1\nfc_1"]
 
 
 def test_the_first_unseen_conversation_in_the_workspace_binds_the_pending_child(
-    feed: Feed,
+    pending: Feed,
 ) -> None:
-    feed.host = "cursor"
-    feed.cursor_root("P", ("/w",))
-    feed.cursor_start("P", "K", ("/w",))
-    lineage = feed.cursor_act("C", ("/w",))
+    lineage = pending.cursor_act("C", W)
     assert lineage is not None
     assert (lineage.conversation, lineage.parent, lineage.resolution) == ("C", "P", "inferred")
     assert lineage.subagent is not None and lineage.subagent.id == "K"
 
 
-def test_an_unseen_conversation_in_another_workspace_is_not_placed(feed: Feed) -> None:
-    feed.host = "cursor"
-    feed.cursor_root("P", ("/w",))
-    feed.cursor_start("P", "K", ("/w",))
-    lineage = feed.cursor_act("C", ("/elsewhere",))
+def test_an_unseen_conversation_in_another_workspace_is_not_placed(pending: Feed) -> None:
+    lineage = pending.cursor_act("C", ("/elsewhere",))
     assert lineage is not None and lineage.tree is None
 
 
 def test_a_bound_child_that_emits_a_root_only_event_becomes_a_root(
-    feed: Feed, engine: Engine
+    pending: Feed, engine: Engine
 ) -> None:
-    feed.host = "cursor"
-    feed.cursor_root("P", ("/w",))
-    feed.cursor_start("P", "K", ("/w",))
-    feed.cursor_act("C", ("/w",))
-    lineage = feed.cursor_root("C", ("/w",))
+    pending.cursor_act("C", W)
+    lineage = pending.cursor_root("C", W)
     assert lineage is not None and (lineage.root, lineage.depth) == ("C", 0)
-    parent = engine.lineage("P")
-    assert parent.tree is not None and keys(parent.tree.children) == ["K"]
+    assert keys(tree(engine.lineage("P")).children) == ["K"]
 
 
-def test_cursor_roots_are_scoped_to_the_callers_workspace(feed: Feed) -> None:
-    feed.host = "cursor"
-    feed.cursor_root("P", ("/w",))
-    feed.cursor_root("Q", ("/w",))
-    feed.cursor_root("Z", ("/z",))
-    lineage = feed.cursor_act("P", ("/w",))
-    assert lineage is not None and lineage.tree is not None
-    assert keys(lineage.tree.roots) == ["Q"]
+def test_cursor_roots_are_scoped_to_the_callers_workspace(cursor: Feed) -> None:
+    cursor.cursor_root("Q", W)
+    cursor.cursor_root("Z", ("/z",))
+    assert keys(tree(cursor.cursor_act("P", W)).roots) == ["Q"]
 
 
-def test_relations_cover_every_kind(feed: Feed, engine: Engine) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.child("R", "A", "B")
-    feed.child("R", "R", "C")
-    feed.root("Other")
+def test_relations_cover_every_kind(three_generations: Feed, engine: Engine) -> None:
+    three_generations.child("R", "R", "C")
+    three_generations.root("Other")
     assert engine.relation("A", "A") == "self"
     assert engine.relation("A", "R") == "child"
     assert engine.relation("B", "R") == "descendant"
@@ -289,19 +286,15 @@ def test_relations_cover_every_kind(feed: Feed, engine: Engine) -> None:
     assert engine.relation("B", "nobody") == "unrelated"
 
 
-def test_relation_resolves_against_stopped_and_deleted_nodes(feed: Feed, engine: Engine) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.stop("R", "A")
+def test_relation_resolves_against_stopped_and_deleted_nodes(
+    stopped_child: Feed, engine: Engine
+) -> None:
     assert engine.relation("A", "R") == "child"
     engine.delete("A")
     assert engine.relation("A", "R") == "child"
 
 
-def test_chain_runs_from_the_node_up_to_its_root(feed: Feed, engine: Engine) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.child("R", "A", "B")
+def test_chain_runs_from_the_node_up_to_its_root(three_generations: Feed, engine: Engine) -> None:
     chain = engine.chain("B")
     assert chain.conversations == ("B", "A", "R") and chain.complete
 
@@ -318,11 +311,8 @@ def test_chain_is_capped_at_twenty_hops(feed: Feed, engine: Engine) -> None:
 
 
 def test_provenance_of_a_skip_level_message_carries_the_chain_and_a_note(
-    feed: Feed, engine: Engine
+    three_generations: Feed, engine: Engine
 ) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.child("R", "A", "B")
     found = engine.provenance("B", "R")
     assert found.sender_relation == "descendant"
     assert found.chain == ("B", "A", "R")
@@ -336,20 +326,16 @@ def test_provenance_of_a_direct_child_carries_no_chain(feed: Feed, engine: Engin
     assert (found.sender_relation, found.chain, found.note) == ("child", (), None)
 
 
-def test_family_lists_every_node_that_is_not_deleted(feed: Feed, engine: Engine) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.child("R", "R", "B")
-    feed.stop("R", "A")
+def test_family_lists_every_node_that_is_not_deleted(stopped_child: Feed, engine: Engine) -> None:
+    stopped_child.child("R", "R", "B")
     engine.delete("B")
     family = engine.family("R")
     assert [(m.conversation, m.status) for m in family] == [("R", "live"), ("A", "stopped")]
 
 
-def test_a_delete_cascades_to_the_subtree_as_parent_teardown(feed: Feed, engine: Engine) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.child("R", "A", "B")
+def test_a_delete_cascades_to_the_subtree_as_parent_teardown(
+    three_generations: Feed, engine: Engine
+) -> None:
     engine.delete("A", "revoked")
     reasons = [
         (e.state["conversation"], e.state["reason"])
@@ -378,11 +364,8 @@ def test_an_unknown_delete_reason_is_refused(feed: Feed, engine: Engine) -> None
 
 
 def test_agents_lists_every_node_with_its_relation_to_the_caller(
-    feed: Feed, engine: Engine
+    three_generations: Feed, engine: Engine
 ) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.child("R", "A", "B")
     listed = {m.conversation: m.relation for m in engine.agents(as_="A")}
     assert listed == {"R": "parent", "A": "self", "B": "child"}
 
@@ -397,8 +380,6 @@ def test_the_tree_as_of_a_position_is_the_tree_then(feed: Feed, engine: Engine) 
 
 
 def test_the_tree_as_of_a_time_is_the_tree_then(feed: Feed, engine: Engine) -> None:
-    from tests.helpers import EPOCH
-
     feed.root("R")  # t=1s
     feed.child("R", "R", "A")  # t=2..4s
     feed.child("R", "R", "B")  # t=5..7s
@@ -416,27 +397,18 @@ def test_a_stop_for_a_conversation_never_started_changes_nothing(
     assert lineage is not None and lineage.tree is None
 
 
-def test_forest_hides_stopped_nodes_unless_asked(feed: Feed, engine: Engine) -> None:
-    feed.root("R")
-    feed.child("R", "R", "A")
-    feed.stop("R", "A")
+def test_forest_hides_stopped_nodes_unless_asked(stopped_child: Feed, engine: Engine) -> None:
     assert engine.forest()[0].children == ()
     assert [n.status for n in engine.forest(include_stopped=True)[0].children] == ["stopped"]
 
 
-def test_the_end_of_a_session_never_seen_binds_nothing(feed: Feed, engine: Engine) -> None:
-    feed.host = "cursor"
-    feed.cursor_root("P", ("/w",))
-    feed.cursor_start("P", "K", ("/w",))
-    feed.send("Z", SessionEnded("Z"), workspace=("/w",))
-    parent = engine.lineage("P")
-    assert parent.tree is not None and keys(parent.tree.children) == ["K"]
+def test_the_end_of_a_session_never_seen_binds_nothing(pending: Feed, engine: Engine) -> None:
+    pending.send("Z", SessionEnded("Z"), workspace=W)
+    assert keys(tree(engine.lineage("P")).children) == ["K"]
 
 
 def test_a_resume_naming_an_unknown_conversation_places_it_under_the_caller(
-    feed: Feed, engine: Engine
+    cursor: Feed, engine: Engine
 ) -> None:
-    feed.host = "cursor"
-    feed.cursor_root("P", ("/w",))
-    feed.send("P", ChildIdentified("P", "C", "native"), Resumed("C"), workspace=("/w",))
+    cursor.send("P", ChildIdentified("P", "C", "native"), Resumed("C"), workspace=W)
     assert (engine.lineage("C").parent, engine.lineage("C").resolution) == ("P", "native")

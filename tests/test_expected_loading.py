@@ -4,6 +4,7 @@ the exact reader (node tree, every line) and with jsonschema, and deeper lines c
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,10 @@ from lineage_es.replay.expected import (
     schema,
     validate,
 )
+from tests.test_replay_expected import CHILD, ROOT, SPEC_EXAMPLE
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((REPO / "replays").rglob("*.expected.yaml"))
-ROOT = "76bb405f-65e0-4f6f-9da4-a23a33014bb8"
-CHILD = "aa618caf4dda3c6e7"
 
 
 def both_readers(text: str, path: Path) -> tuple[Any, dict[Any, int]]:
@@ -65,25 +65,7 @@ def test_the_shipped_files_include_an_alias() -> None:
 
 
 ORDINARY = {
-    "spec": f"""
-        version: 1
-        host: claude
-        steps:
-          - row: 5
-            lineage:
-              conversation: {CHILD}
-              root: {ROOT}
-              depth: 1
-            tree:
-              siblings: [{ROOT}]
-              children: []
-            views:
-              {ROOT}:
-                children: [{CHILD}]
-        final:
-          views:
-            {ROOT}: {{siblings: [], children: [], roots: []}}
-        """,
+    "spec": SPEC_EXAMPLE,
     "plain scalars": """
         a: [1, 0x1f, 0o17, +12, 1_000, '1:20', 1:20, 1.5, 1e3, .inf, yes, No, on, ~, null, x]
         b: 2001-12-14
@@ -156,21 +138,20 @@ UNUSUAL = {
 }
 
 
+def outcome(read: Callable[[str, Path], tuple[Any, Any]], text: str, path: Path) -> Any:
+    """What ``read`` makes of ``text``: the data, or the reason and line it refuses it for."""
+    try:
+        return read(text, path)[0]
+    except InputError as exc:
+        return (exc.reason, exc.line)
+
+
 @pytest.mark.parametrize("name", UNUSUAL)
 def test_unusual_yaml_is_left_to_the_exact_reader(name: str, tmp_path: Path) -> None:
     text = UNUSUAL[name]
     assert yaml_lines._parse_events(text, None) is None
-    fast_result: Any
-    exact_result: Any
-    try:
-        fast_result = parse_yaml(text, tmp_path / "x.yaml")[0]
-    except InputError as exc:
-        fast_result = (exc.reason, exc.line)
-    try:
-        exact_result = yaml_lines._parse_nodes(text, tmp_path / "x.yaml")[0]
-    except InputError as exc:
-        exact_result = (exc.reason, exc.line)
-    assert fast_result == exact_result
+    path = tmp_path / "x.yaml"
+    assert outcome(parse_yaml, text, path) == outcome(yaml_lines._parse_nodes, text, path)
 
 
 odd_text = st.one_of(
@@ -411,6 +392,13 @@ steps:
 """
 
 
+def written(tmp_path: Path, text: str) -> Path:
+    """``text`` as the expected file ``e.yaml``."""
+    path = tmp_path / "e.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def count_full_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = yaml_lines._parse_events
@@ -427,8 +415,7 @@ def count_full_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_loading_keeps_only_the_lines_of_top_keys_and_steps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "e.yaml"
-    path.write_text(DEEP, encoding="utf-8")
+    path = written(tmp_path, DEEP)
     full_reads = count_full_reads(monkeypatch)
     expected = load_expected(path)
     assert isinstance(expected.lines, LazyLines)
@@ -445,8 +432,7 @@ def test_loading_keeps_only_the_lines_of_top_keys_and_steps(
 
 
 def test_deeper_lines_are_not_taken_from_a_changed_file(tmp_path: Path) -> None:
-    path = tmp_path / "e.yaml"
-    path.write_text(DEEP, encoding="utf-8")
+    path = written(tmp_path, DEEP)
     expected = load_expected(path)
     path.write_text("\n\n\n" + DEEP, encoding="utf-8")
     # The file read is not the file loaded: the step's own line is the best known.
@@ -455,8 +441,7 @@ def test_deeper_lines_are_not_taken_from_a_changed_file(tmp_path: Path) -> None:
 
 def test_an_aliased_step_loads_as_a_step_of_its_own(tmp_path: Path) -> None:
     text = "version: 1\nsteps:\n  - &s\n    row: 2\n    lineage: {depth: 1}\n  - *s\n"
-    path = tmp_path / "e.yaml"
-    path.write_text(text, encoding="utf-8")
+    path = written(tmp_path, text)
     expected = load_expected(path)
     # An alias is built afresh, with its anchor's lines, as the exact reader builds it.
     assert [(s.rows, s.line, dict(s.checks)) for s in expected.steps] == [
@@ -470,8 +455,7 @@ def test_an_aliased_step_loads_as_a_step_of_its_own(tmp_path: Path) -> None:
 
 def test_an_error_deep_in_a_large_file_names_its_line(tmp_path: Path) -> None:
     body = "".join(f"  - row: {i}\n    lineage: {{depth: {i}}}\n" for i in range(1, 500))
-    path = tmp_path / "e.yaml"
-    path.write_text(f"version: 1\nsteps:\n{body}  - row: 500\n    lineage: {{dept: 1}}\n")
+    path = written(tmp_path, f"version: 1\nsteps:\n{body}  - row: 500\n    lineage: {{dept: 1}}\n")
     with pytest.raises(InputError) as caught:
         load_expected(path)
     assert caught.value.line == 2 + 2 * 499 + 2
@@ -482,6 +466,5 @@ def test_an_error_deep_in_a_large_file_names_its_line(tmp_path: Path) -> None:
 
 def test_a_float_row_is_as_valid_as_jsonschema_says(tmp_path: Path) -> None:
     # jsonschema takes 2.0 for an integer; the compiled schema must not be stricter.
-    path = tmp_path / "e.yaml"
-    path.write_text("version: 1.0\nsteps:\n  - row: 2.0\n", encoding="utf-8")
+    path = written(tmp_path, "version: 1.0\nsteps:\n  - row: 2.0\n")
     assert load_expected(path).steps[0].rows == (2.0,)

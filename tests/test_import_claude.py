@@ -133,56 +133,55 @@ def one_child(folder: Path, *, background: bool = False) -> Session:
     return s
 
 
+def spawned_agent(folder: Path) -> Session:
+    """A session whose root has spawned AGENT (call toolu_A), which has begun to work; the
+    call's result is not written yet."""
+    s = Session(folder)
+    s.prompt(1)
+    s.spawn(2, "toolu_A")
+    s.prompt(3, "do it", agent=AGENT)
+    return s
+
+
 def members(engine: Engine | Queries, root: str = SESSION) -> dict[str, Member]:
     return {m.conversation: m for m in engine.family(root)}
-
-
-@pytest.fixture
-def memory() -> Engine:
-    return open_engine("memory://")
 
 
 def run(engine: Engine, folder: Path, **options: Any) -> ImportReport:
     return import_claude(engine, folder, **options)
 
 
+@pytest.fixture
+def journal(tmp_path: Path, memory: Engine) -> Engine:
+    """The journal of ``one_child``'s session, imported from ``tmp_path``."""
+    one_child(tmp_path)
+    run(memory, tmp_path)
+    return memory
+
+
 # -- placing -----------------------------------------------------------------------------------
 
 
-def test_agent_file_places_the_child_under_its_root_from_the_transcript(
-    tmp_path: Path, memory: Engine
-) -> None:
-    one_child(tmp_path)
-    run(memory, tmp_path)
-    child = members(memory)[AGENT]
+def test_agent_file_places_the_child_under_its_root_from_the_transcript(journal: Engine) -> None:
+    child = members(journal)[AGENT]
     assert (child.parent, child.depth, child.resolution) == (SESSION, 1, "transcript")
 
 
-def test_child_starts_and_stops_at_its_own_first_and_last_rows(
-    tmp_path: Path, memory: Engine
-) -> None:
-    one_child(tmp_path)
-    run(memory, tmp_path)
-    child = members(memory)[AGENT]
+def test_child_starts_and_stops_at_its_own_first_and_last_rows(journal: Engine) -> None:
+    child = members(journal)[AGENT]
     assert child.started_at.startswith("2026-09-03T08:00:03")
     assert child.stopped_at is not None and child.stopped_at.startswith("2026-09-03T08:00:06")
 
 
-def test_root_stops_at_its_last_timed_row(tmp_path: Path, memory: Engine) -> None:
-    one_child(tmp_path)
-    run(memory, tmp_path)
-    root = members(memory)[SESSION]
+def test_root_stops_at_its_last_timed_row(journal: Engine) -> None:
+    root = members(journal)[SESSION]
     assert root.started_at.startswith("2026-09-03T08:00:01")
     assert root.stopped_at is not None and root.stopped_at.startswith("2026-09-03T08:00:09")
 
 
-def test_time_travel_sees_the_child_live_only_between_its_rows(
-    tmp_path: Path, memory: Engine
-) -> None:
-    one_child(tmp_path)
-    run(memory, tmp_path)
+def test_time_travel_sees_the_child_live_only_between_its_rows(journal: Engine) -> None:
     live = [
-        {m.conversation for m in memory.as_of(time=at(s)).family(SESSION) if m.status == "live"}
+        {m.conversation for m in journal.as_of(time=at(s)).family(SESSION) if m.status == "live"}
         for s in (2, 4, 10)
     ]
     assert live == [{SESSION}, {SESSION, AGENT}, set()]
@@ -231,10 +230,7 @@ def test_the_hosts_own_agents_are_never_children(
 def test_flat_layout_agent_file_joins_the_session_its_rows_name(
     tmp_path: Path, memory: Engine
 ) -> None:
-    s = Session(tmp_path)
-    s.prompt(1)
-    s.spawn(2, "toolu_A")
-    s.prompt(3, "do it", agent=AGENT)
+    s = spawned_agent(tmp_path)
     shutil.move(s.agent_path(AGENT), s.project / f"agent-{AGENT}.jsonl")
     s.result(7, "toolu_A", AGENT)
     run(memory, tmp_path)

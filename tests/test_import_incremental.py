@@ -6,12 +6,14 @@ import io
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,15 +23,41 @@ from lineage_es.importers import import_claude, import_codex
 from lineage_es.importers import lines as lines_module
 from lineage_es.importers.lines import Region
 from lineage_es.journal import export_journal, import_journal
-from tests.test_import_claude import AGENT, CHILD, SESSION, Session, at, members, one_child
+from tests.test_import_claude import (
+    AGENT,
+    CHILD,
+    SESSION,
+    Session,
+    at,
+    members,
+    one_child,
+    spawned_agent,
+)
 from tests.test_import_codex import CHILD as THREAD_CHILD
 from tests.test_import_codex import PARENT as THREAD_PARENT
 from tests.test_import_codex import event, message, parent_spawning, rollout, spawned
 
 
 @pytest.fixture
-def memory() -> Engine:
-    return open_engine("memory://")
+def imported(tmp_path: Path, memory: Engine) -> Session:
+    """``one_child``'s session in ``tmp_path``, imported once into ``memory``."""
+    s = one_child(tmp_path)
+    import_claude(memory, tmp_path)
+    return s
+
+
+@pytest.fixture
+def agent_file_gone(imported: Session) -> Session:
+    """After the first import, the agent's transcript is deleted from disk."""
+    imported.agent_path(AGENT).unlink()
+    return imported
+
+
+@pytest.fixture
+def both_files_gone(agent_file_gone: Session) -> Session:
+    """After the first import, the session's and the agent's transcripts are deleted."""
+    agent_file_gone.main.unlink()
+    return agent_file_gone
 
 
 def touch_later(path: Path) -> None:
@@ -38,14 +66,30 @@ def touch_later(path: Path) -> None:
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
 
 
+@contextmanager
+def line_limits(max_line: int, region: int) -> Iterator[None]:
+    """Lines longer than ``max_line`` bytes are skipped; files are read ``region`` bytes at a
+    time (a hypothesis test cannot use the ``monkeypatch`` fixture once per example)."""
+    saved = lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES
+    lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES = max_line, region
+    try:
+        yield
+    finally:
+        lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES = saved
+
+
+def lineage(*args: str | Path) -> Result:
+    """Runs the ``lineage`` command."""
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
 # -- what a re-import reads ---------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("imported")
 def test_reimport_with_nothing_changed_reads_no_file_and_journals_nothing(
     tmp_path: Path, memory: Engine
 ) -> None:
-    one_child(tmp_path)
-    import_claude(memory, tmp_path)
     position = memory.position()
     report = import_claude(memory, tmp_path)
     assert (report.read, report.unchanged, report.bytes) == (0, 2, 0)
@@ -53,23 +97,19 @@ def test_reimport_with_nothing_changed_reads_no_file_and_journals_nothing(
 
 
 def test_grown_session_is_read_from_where_the_last_import_stopped(
-    tmp_path: Path, memory: Engine
+    tmp_path: Path, memory: Engine, imported: Session
 ) -> None:
-    s = one_child(tmp_path)
-    import_claude(memory, tmp_path)
-    before = s.main.stat().st_size
-    s.prompt(30)
+    before = imported.main.stat().st_size
+    imported.prompt(30)
     report = import_claude(memory, tmp_path)
-    assert (report.read, report.bytes) == (1, s.main.stat().st_size - before)
+    assert (report.read, report.bytes) == (1, imported.main.stat().st_size - before)
 
 
 def test_resumed_session_appending_to_its_file_is_live_again_then_stops_at_its_new_last_row(
-    tmp_path: Path, memory: Engine
+    tmp_path: Path, memory: Engine, imported: Session
 ) -> None:
-    s = one_child(tmp_path)
-    import_claude(memory, tmp_path)
-    s.prompt(40, "resume")  # claude --resume appends to the same file
-    s.answer(45)
+    imported.prompt(40, "resume")  # claude --resume appends to the same file
+    imported.answer(45)
     import_claude(memory, tmp_path)
     root = members(memory)[SESSION]
     assert root.stopped_at is not None and root.stopped_at.startswith("2026-09-03T08:00:45")
@@ -80,10 +120,7 @@ def test_resumed_session_appending_to_its_file_is_live_again_then_stops_at_its_n
 def test_spawn_read_in_one_import_is_answered_by_its_result_in_the_next(
     tmp_path: Path, memory: Engine
 ) -> None:
-    s = Session(tmp_path)
-    s.prompt(1)
-    s.spawn(2, "toolu_A")
-    s.prompt(3, "do it", agent=AGENT)
+    s = spawned_agent(tmp_path)
     s.spawn(4, "toolu_B", agent=AGENT)  # AGENT's own spawn, answered after this import
     import_claude(memory, tmp_path)
     s.answer(5, agent=AGENT)
@@ -96,12 +133,10 @@ def test_spawn_read_in_one_import_is_answered_by_its_result_in_the_next(
 
 
 def test_agent_file_growing_after_its_stop_resumes_the_agent(
-    tmp_path: Path, memory: Engine
+    tmp_path: Path, memory: Engine, imported: Session
 ) -> None:
-    s = one_child(tmp_path)
-    import_claude(memory, tmp_path)
-    s.prompt(50, "again", agent=AGENT)
-    s.answer(52, agent=AGENT)
+    imported.prompt(50, "again", agent=AGENT)
+    imported.answer(52, agent=AGENT)
     import_claude(memory, tmp_path)
     assert members(memory.as_of(time=at(51)))[AGENT].status == "live"
     assert str(members(memory)[AGENT].stopped_at).startswith("2026-09-03T08:00:52")
@@ -119,14 +154,14 @@ def test_partial_last_line_is_left_for_the_next_import(tmp_path: Path, memory: E
     assert str(members(memory)[SESSION].stopped_at).startswith("2026-09-03T08:01:00")
 
 
-def test_replaced_file_is_read_again_from_its_start(tmp_path: Path, memory: Engine) -> None:
-    s = one_child(tmp_path)
-    import_claude(memory, tmp_path)
-    s.main.write_bytes(b"")
-    s.prompt(60, "a shorter file in its place")
-    touch_later(s.main)
+def test_replaced_file_is_read_again_from_its_start(
+    tmp_path: Path, memory: Engine, imported: Session
+) -> None:
+    imported.main.write_bytes(b"")
+    imported.prompt(60, "a shorter file in its place")
+    touch_later(imported.main)
     report = import_claude(memory, tmp_path)
-    assert report.bytes == s.main.stat().st_size
+    assert report.bytes == imported.main.stat().st_size
 
 
 @given(
@@ -138,15 +173,11 @@ def test_replaced_file_is_read_again_from_its_start(tmp_path: Path, memory: Engi
 def test_chunks_give_every_complete_line_at_its_offset_and_skip_overlong_ones(
     lines: list[bytes], tail: bytes, region: int
 ) -> None:
-    saved = lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES
-    lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES = 64, region
-    try:
-        data = b"".join(lines) + tail
-        skips: Counter[str] = Counter()
+    data = b"".join(lines) + tail
+    skips: Counter[str] = Counter()
+    with line_limits(64, region):
         chunks = lines_module.Chunks(io.BytesIO(data), 0, skips)
         regions = list(chunks)
-    finally:
-        lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES = saved
     assert all(data[r.offset : r.offset + len(r.data)] == r.data for r in regions)
     assert b"".join(r.data for r in regions) == b"".join(x for x in lines if len(x) <= 64)
     assert skips[lines_module.OVERLONG] == sum(len(x) > 64 for x in lines)
@@ -175,9 +206,7 @@ def test_chunks_of_a_file_are_those_of_the_same_bytes_in_memory(
     skips are those of the same bytes read without knowing their size."""
     data = b"".join(lines) + tail
     offset = len(b"".join(lines[:skip]))
-    saved = lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES
-    lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES = 64, region
-    try:
+    with line_limits(64, region):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "rows.jsonl"
             path.write_bytes(data)
@@ -187,8 +216,6 @@ def test_chunks_of_a_file_are_those_of_the_same_bytes_in_memory(
         memory = io.BytesIO(data)
         memory.seek(offset)
         in_memory = _regions(memory, offset)
-    finally:
-        lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES = saved
     assert from_file == in_memory
     assert len(from_file[1]) == min(
         lines_module.Chunks.TAIL, sum(len(x) <= 64 for x in lines[skip:])
@@ -198,25 +225,19 @@ def test_chunks_of_a_file_are_those_of_the_same_bytes_in_memory(
 # -- files gone from disk -----------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("both_files_gone")
 def test_deleted_transcript_deletes_nothing_from_the_journal(
     tmp_path: Path, memory: Engine
 ) -> None:
-    s = one_child(tmp_path)
-    import_claude(memory, tmp_path)
-    s.agent_path(AGENT).unlink()
-    s.main.unlink()
     report = import_claude(memory, tmp_path)
     assert report.gone == 2
     assert set(members(memory)) == {SESSION, AGENT}
 
 
+@pytest.mark.usefixtures("both_files_gone")
 def test_reconcile_deletes_the_conversations_of_gone_files_as_gc(
     tmp_path: Path, memory: Engine
 ) -> None:
-    s = one_child(tmp_path)
-    import_claude(memory, tmp_path)
-    s.agent_path(AGENT).unlink()
-    s.main.unlink()
     report = import_claude(memory, tmp_path, reconcile_gone=True)
     assert memory.family(SESSION) == ()
     reasons = {
@@ -228,22 +249,18 @@ def test_reconcile_deletes_the_conversations_of_gone_files_as_gc(
     assert sorted(report.deleted) == sorted([AGENT, SESSION])
 
 
+@pytest.mark.usefixtures("agent_file_gone")
 def test_reconcile_of_a_gone_agent_file_deletes_only_that_agent(
     tmp_path: Path, memory: Engine
 ) -> None:
-    s = one_child(tmp_path)
-    import_claude(memory, tmp_path)
-    s.agent_path(AGENT).unlink()
     import_claude(memory, tmp_path, reconcile_gone=True)
     assert set(members(memory)) == {SESSION}
 
 
+@pytest.mark.usefixtures("agent_file_gone")
 def test_reconcile_forgets_the_gone_files_so_a_second_run_deletes_nothing_more(
     tmp_path: Path, memory: Engine
 ) -> None:
-    s = one_child(tmp_path)
-    import_claude(memory, tmp_path)
-    s.agent_path(AGENT).unlink()
     import_claude(memory, tmp_path, reconcile_gone=True)
     position = memory.position()
     report = import_claude(memory, tmp_path, reconcile_gone=True)
@@ -298,9 +315,9 @@ def test_grown_codex_rollout_resumes_its_thread(tmp_path: Path, memory: Engine) 
 def test_cli_imports_then_reads_nothing_the_second_time(tmp_path: Path) -> None:
     one_child(tmp_path / "projects")
     store = f"sqlite:///{tmp_path / 'journal.sqlite'}"
-    args = ["import", "claude", str(tmp_path / "projects"), "--store", store, "--quiet"]
-    first = CliRunner().invoke(main, args)
-    second = CliRunner().invoke(main, args)
+    args = ("import", "claude", tmp_path / "projects", "--store", store, "--quiet")
+    first = lineage(*args)
+    second = lineage(*args)
     assert first.exit_code == second.exit_code == 0
     assert "1 roots and 1 subagents seen" in first.output
     assert "0 read (0 bytes), 2 unchanged" in second.output
@@ -308,22 +325,18 @@ def test_cli_imports_then_reads_nothing_the_second_time(tmp_path: Path) -> None:
 
 def test_cli_progress_bar_is_silent_with_quiet(tmp_path: Path) -> None:
     one_child(tmp_path)
-    loud = CliRunner().invoke(main, ["import", "claude", str(tmp_path), "--store", "memory://"])
-    quiet = CliRunner().invoke(
-        main, ["import", "claude", str(tmp_path), "--store", "memory://", "--quiet"]
-    )
+    loud = lineage("import", "claude", tmp_path, "--store", "memory://")
+    quiet = lineage("import", "claude", tmp_path, "--store", "memory://", "--quiet")
     assert "reading claude history" in loud.output
     assert "reading claude history" not in quiet.output
 
 
 def test_cli_missing_folder_exits_2_with_the_reason(tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        main, ["import", "codex", str(tmp_path / "absent"), "--store", "memory://"]
-    )
+    result = lineage("import", "codex", tmp_path / "absent", "--store", "memory://")
     assert result.exit_code == 2
     assert "not a folder" in result.output
 
 
 def test_cli_help_teaches_with_examples() -> None:
-    result = CliRunner().invoke(main, ["import", "--help"])
+    result = lineage("import", "--help")
     assert "lineage import claude" in result.output and "--reconcile" in result.output

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
@@ -64,19 +64,6 @@ def claude_facts(requester: str) -> st.SearchStrategy[Fact]:
     )
 
 
-@st.composite
-def claude_observation(draw: st.DrawFn) -> Observation:
-    requester = draw(node)
-    facts = tuple(draw(st.lists(claude_facts(requester), min_size=1, max_size=3)))
-    return Observation(
-        host="claude",
-        requester=requester,
-        key=draw(st.sampled_from([f"p{i}" for i in range(40)])),
-        facts=facts,
-        root=draw(st.sampled_from(ROOTS)),
-    )
-
-
 def cursor_facts(requester: str) -> st.SearchStrategy[Fact]:
     """Facts as Cursor hooks send them: a subagentStart arrives on the parent."""
     return st.one_of(
@@ -89,23 +76,45 @@ def cursor_facts(requester: str) -> st.SearchStrategy[Fact]:
 
 
 @st.composite
-def cursor_observation(draw: st.DrawFn) -> Observation:
+def observation(
+    draw: st.DrawFn,
+    /,
+    facts: Callable[[str], st.SearchStrategy[Fact]],
+    *,
+    most: int,
+    prefix: str,
+    **fields: st.SearchStrategy[object],
+) -> Observation:
+    """A payload: a requester, one to ``most`` of its ``facts``, one of 40 keys (``prefix`` and a
+    number, so that some repeat), and its other ``fields`` (host, and root or workspace) drawn as
+    given."""
     requester = draw(node)
-    facts = tuple(draw(st.lists(cursor_facts(requester), min_size=1, max_size=2)))
+    drawn = tuple(draw(st.lists(facts(requester), min_size=1, max_size=most)))
     return Observation(
-        host="cursor",
         requester=requester,
-        key=draw(st.sampled_from([f"q{i}" for i in range(40)])),
-        facts=facts,
-        workspace=draw(st.sampled_from(WORKSPACES)),
+        key=draw(st.sampled_from([f"{prefix}{i}" for i in range(40)])),
+        facts=drawn,
+        **{name: draw(field) for name, field in fields.items()},  # type: ignore[arg-type]
     )
 
 
-streams = st.lists(st.one_of(claude_observation(), cursor_observation()), max_size=30)
-
-SETTINGS = settings(
-    max_examples=60 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+claude_observation = observation(
+    claude_facts, most=3, prefix="p", host=st.just("claude"), root=st.sampled_from(ROOTS)
 )
+cursor_observation = observation(
+    cursor_facts, most=2, prefix="q", host=st.just("cursor"), workspace=st.sampled_from(WORKSPACES)
+)
+streams = st.lists(st.one_of(claude_observation, cursor_observation), max_size=30)
+
+
+def examples(n: int) -> settings:
+    """``n`` examples a test (``SCALE`` times as many in a deep run), however long they take."""
+    return settings(
+        max_examples=n * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+
+
+SETTINGS = examples(60)
 
 
 def feed(engine: Engine, stream: list[Observation]) -> None:
@@ -130,9 +139,25 @@ def every_answer(engine: Engine) -> list[object]:
 
 
 @contextmanager
+def fed(stream: list[Observation]) -> Iterator[Engine]:
+    """A memory engine that has observed ``stream``."""
+    with open_engine("memory://") as engine:
+        feed(engine, stream)
+        yield engine
+
+
+@contextmanager
 def sqlite_engine() -> Iterator[Engine]:
     with TemporaryDirectory() as tmp, open_engine(f"sqlite:///{tmp}/j.sqlite") as engine:
         yield engine
+
+
+def exported(engine: Engine, folder: str) -> Path:
+    """The engine's journal, exported to ``folder``/journal.jsonl."""
+    path = Path(folder) / "journal.jsonl"
+    with path.open("wb") as out:
+        export_journal(engine, out)
+    return path
 
 
 @SETTINGS
@@ -140,14 +165,13 @@ def sqlite_engine() -> Iterator[Engine]:
 def test_the_view_rebuilt_from_the_journal_equals_the_live_view(
     stream: list[Observation],
 ) -> None:
-    with open_engine("memory://") as engine:
-        feed(engine, stream)
+    with fed(stream) as engine:
         rebuilt = MemoryView()
         Projector(engine.app.recorder, rebuilt).catch_up()
         assert rebuilt.all_rows() == engine.view.all_rows()
 
 
-@settings(max_examples=15 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(15)
 @given(streams)
 def test_the_sqlite_view_rebuilt_from_the_journal_equals_the_live_view(
     stream: list[Observation],
@@ -162,8 +186,7 @@ def test_the_sqlite_view_rebuilt_from_the_journal_equals_the_live_view(
 @SETTINGS
 @given(streams)
 def test_the_trees_rules_hold_for_any_sequence(stream: list[Observation]) -> None:
-    with open_engine("memory://") as engine:
-        feed(engine, stream)
+    with fed(stream) as engine:
         rows = {(r.host, r.key): r for r in engine.view.all_rows()}
         for row in rows.values():
             if row.status == "deleted":
@@ -187,8 +210,7 @@ def test_any_order_of_delivery_with_duplicates_keeps_every_node_at_its_parents_d
 ) -> None:
     delivered = stream + stream[: len(stream) // 2]
     rnd.shuffle(delivered)  # type: ignore[attr-defined]
-    with open_engine("memory://") as engine:
-        feed(engine, delivered)
+    with fed(delivered) as engine:
         rows = engine.view.all_rows()
         by_key = {(r.root_id, r.key): r for r in rows}
         for row in rows:
@@ -200,15 +222,12 @@ def test_any_order_of_delivery_with_duplicates_keeps_every_node_at_its_parents_d
             assert engine.chain(row.key, row.host).conversations[0] == row.key
 
 
-@settings(max_examples=25 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(25)
 @given(streams)
 def test_export_import_and_rebuild_give_identical_answers(stream: list[Observation]) -> None:
-    with TemporaryDirectory() as tmp, open_engine("memory://") as engine:
-        feed(engine, stream)
+    with TemporaryDirectory() as tmp, fed(stream) as engine:
         before = every_answer(engine)
-        path = Path(tmp) / "journal.jsonl"
-        with path.open("wb") as out:
-            export_journal(engine, out)
+        path = exported(engine, tmp)
         with open_engine("memory://") as imported:
             import_journal(imported, path)
             assert every_answer(imported) == before
@@ -216,17 +235,14 @@ def test_export_import_and_rebuild_give_identical_answers(stream: list[Observati
         assert every_answer(engine) == before
 
 
-@settings(max_examples=25 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(25)
 @given(streams, st.integers(min_value=0, max_value=200))
 def test_the_tree_as_of_position_n_equals_the_tree_of_the_journal_truncated_at_n(
     stream: list[Observation], cut: int
 ) -> None:
-    with TemporaryDirectory() as tmp, open_engine("memory://") as engine:
-        feed(engine, stream)
+    with TemporaryDirectory() as tmp, fed(stream) as engine:
         position = min(cut, engine.position())
-        path = Path(tmp) / "journal.jsonl"
-        with path.open("wb") as out:
-            export_journal(engine, out)
+        path = exported(engine, tmp)
         lines = path.read_bytes().splitlines(keepends=True)
         truncated = Path(tmp) / "truncated.jsonl"
         truncated.write_bytes(b"".join(lines[: position + 1]))

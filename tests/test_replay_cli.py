@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import textwrap
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from click.testing import CliRunner, Result
@@ -96,6 +97,48 @@ def replay(*args: str | Path) -> Result:
     return CliRunner().invoke(cli.main, [str(a) for a in args])
 
 
+class Checked(NamedTuple):
+    """What ``--assert`` made of a recording, and the expected file it was checked against."""
+
+    result: Result
+    expected: Path
+
+
+WriteExpected = Callable[[str], Path]
+Check = Callable[..., Checked]
+
+
+@pytest.fixture
+def write_expected(tmp_path: Path) -> WriteExpected:
+    """Writes an expected file (YAML, dedented) as ``e.yaml`` and returns its path."""
+
+    def write(text: str) -> Path:
+        return write_yaml(tmp_path / "e.yaml", text)
+
+    return write
+
+
+@pytest.fixture
+def check(session: Path, write_expected: WriteExpected) -> Check:
+    """``check(text, *options, recording=session)``: writes the expected file and replays the
+    recording (the shared session unless told) with ``--assert`` against it."""
+
+    def run(text: str, *options: str, recording: Path = session) -> Checked:
+        expected = write_expected(text)
+        return Checked(replay(recording, "--assert", expected, *options), expected)
+
+    return run
+
+
+@pytest.fixture
+def written(session: Path, tmp_path: Path) -> Path:
+    """The expected file ``--update`` writes for the session from nothing."""
+    target = tmp_path / "written.yaml"
+    result = replay(session, "--host", "claude", "--update", target)
+    assert result.exit_code == 0, result.output
+    return target
+
+
 def test_without_expectations_each_row_answer_is_printed(session: Path) -> None:
     result = replay(session, "--host", "claude")
     assert result.exit_code == 0, result.output
@@ -103,9 +146,8 @@ def test_without_expectations_each_row_answer_is_printed(session: Path) -> None:
     assert "7 rows replayed" in result.stdout
 
 
-def test_held_expectations_exit_0(session: Path, tmp_path: Path) -> None:
-    expected = write_yaml(
-        tmp_path / "e.yaml",
+def test_held_expectations_exit_0(check: Check) -> None:
+    result, _ = check(
         f"""
         version: 1
         host: claude
@@ -113,18 +155,14 @@ def test_held_expectations_exit_0(session: Path, tmp_path: Path) -> None:
           - row: 3
             lineage: {{conversation: {CHILD}, root: {ROOT}, parent: {ROOT}, depth: 1}}
             tree: {{siblings: [{ROOT}], children: [], roots: []}}
-        """,
+        """
     )
-    result = replay(session, "--assert", expected)
     assert result.exit_code == 0, result.output
     assert "ok: 1 of 1 step held" in result.stdout
 
 
-def test_a_failed_expectation_exits_1_with_row_perspective_and_diff(
-    session: Path, tmp_path: Path
-) -> None:
-    expected = write_yaml(
-        tmp_path / "e.yaml",
+def test_a_failed_expectation_exits_1_with_row_perspective_and_diff(check: Check) -> None:
+    result, expected = check(
         f"""
         version: 1
         host: claude
@@ -132,9 +170,8 @@ def test_a_failed_expectation_exits_1_with_row_perspective_and_diff(
           - row: 3
             lineage: {{depth: 2}}
             tree: {{siblings: [{ROOT}, {CHILD}]}}
-        """,
+        """
     )
-    result = replay(session, "--assert", expected)
     assert result.exit_code == 1
     assert f'row 3, requester "{CHILD}": lineage.depth (expected at {expected}:5)' in result.stdout
     assert "expected: 2\n    observed: 1" in result.stdout
@@ -142,46 +179,39 @@ def test_a_failed_expectation_exits_1_with_row_perspective_and_diff(
     assert "FAILED: 0 of 1 step held" in result.stdout
 
 
-def test_a_step_with_several_rows_checks_each_of_them(session: Path, tmp_path: Path) -> None:
-    expected = write_yaml(
-        tmp_path / "e.yaml",
+def test_a_step_with_several_rows_checks_each_of_them(check: Check) -> None:
+    result, _ = check(
         f"""
         version: 1
         host: claude
         steps:
           - rows: [3, 4, 5]
             lineage: {{conversation: {CHILD}}}
-        """,
+        """
     )
-    result = replay(session, "--assert", expected)
     assert result.exit_code == 1
     assert "FAIL rows 3, 4, 5" in result.stdout
     assert f'row 5, requester "{ROOT}": lineage.conversation' in result.stdout
     assert "row 3," not in result.stdout
 
 
-def test_a_row_the_adapter_ignores_has_lineage_and_tree_null(tmp_path: Path) -> None:
-    transcript = write_jsonl(tmp_path / "s.jsonl", [SESSION[0], COMPACT])
-    expected = write_yaml(
-        tmp_path / "e.yaml",
+def test_a_row_the_adapter_ignores_has_lineage_and_tree_null(tmp_path: Path, check: Check) -> None:
+    compacting = write_jsonl(tmp_path / "s.jsonl", [SESSION[0], COMPACT])
+    result, _ = check(
         "version: 1\nhost: claude\nsteps:\n  - row: 2\n    lineage: null\n    tree: null\n",
+        recording=compacting,
     )
-    result = replay(transcript, "--assert", expected)
     assert result.exit_code == 0, result.output
 
 
-def test_lineage_null_fails_on_a_row_with_a_requester(session: Path, tmp_path: Path) -> None:
-    expected = write_yaml(
-        tmp_path / "e.yaml", "version: 1\nhost: claude\nsteps:\n  - row: 1\n    lineage: null\n"
-    )
-    result = replay(session, "--assert", expected)
+def test_lineage_null_fails_on_a_row_with_a_requester(check: Check) -> None:
+    result, _ = check("version: 1\nhost: claude\nsteps:\n  - row: 1\n    lineage: null\n")
     assert result.exit_code == 1
     assert "expected: null" in result.stdout
 
 
-def test_peer_items_may_be_ids_or_mappings_of_peer_fields(session: Path, tmp_path: Path) -> None:
-    expected = write_yaml(
-        tmp_path / "e.yaml",
+def test_peer_items_may_be_ids_or_mappings_of_peer_fields(check: Check) -> None:
+    result, _ = check(
         f"""
         version: 1
         host: claude
@@ -193,18 +223,14 @@ def test_peer_items_may_be_ids_or_mappings_of_peer_fields(session: Path, tmp_pat
                   - {{conversation: {CHILD}, depth: 1, resolution: inferred}}
               {CHILD}:
                 siblings: [{ROOT}]
-        """,
+        """
     )
-    result = replay(session, "--assert", expected)
     assert result.exit_code == 0, result.output
 
 
-def test_started_at_follows_the_logical_clock_of_bare_payloads(
-    session: Path, tmp_path: Path
-) -> None:
+def test_started_at_follows_the_logical_clock_of_bare_payloads(check: Check) -> None:
     clock = "2000-01-01T00:00:"  # row n happens n seconds after the logical epoch
-    expected = write_yaml(
-        tmp_path / "e.yaml",
+    result, _ = check(
         f"""
         version: 1
         host: claude
@@ -215,20 +241,18 @@ def test_started_at_follows_the_logical_clock_of_bare_payloads(
                 children: [{{conversation: {CHILD}, started_at: "{clock}03.000000+00:00"}}]
               {CHILD}:
                 siblings: [{{conversation: {ROOT}, started_at: "{clock}01.000000+00:00"}}]
-        """,
+        """
     )
-    result = replay(session, "--assert", expected)
     assert result.exit_code == 0, result.output
 
 
-def test_recorded_rows_are_placed_at_their_receipt_time(tmp_path: Path) -> None:
+def test_recorded_rows_are_placed_at_their_receipt_time(tmp_path: Path, check: Check) -> None:
     records = [
         {"host": "claude", "at": f"2026-03-01T10:00:0{n}Z", "payload": payload}
         for n, payload in enumerate(SESSION[:3], start=1)
     ]
-    transcript = write_jsonl(tmp_path / "rec.jsonl", records)
-    expected = write_yaml(
-        tmp_path / "e.yaml",
+    recorded = write_jsonl(tmp_path / "rec.jsonl", records)
+    result, _ = check(
         f"""
         version: 1
         steps:
@@ -236,22 +260,21 @@ def test_recorded_rows_are_placed_at_their_receipt_time(tmp_path: Path) -> None:
             tree:
               siblings: [{{conversation: {ROOT}, started_at: "2026-03-01T10:00:01.000000+00:00"}}]
         """,
+        recording=recorded,
     )
-    result = replay(transcript, "--assert", expected)
     assert result.exit_code == 0, result.output
 
 
 def test_an_mcp_call_from_an_unseen_thread_has_its_stated_lineage_and_no_tree(
-    tmp_path: Path,
+    tmp_path: Path, check: Check
 ) -> None:
     meta = {
         "threadId": "019a-b2",
         "x-codex-turn-metadata": {"session_id": "019a-a1", "parent_thread_id": "019a-a1"},
     }
     record = {"host": "codex", "at": "2026-03-01T10:00:00Z", "mcp": {"tool": "send", "_meta": meta}}
-    transcript = write_jsonl(tmp_path / "rec.jsonl", [record])
-    expected = write_yaml(
-        tmp_path / "e.yaml",
+    recorded = write_jsonl(tmp_path / "rec.jsonl", [record])
+    result, _ = check(
         """
         version: 1
         steps:
@@ -261,27 +284,20 @@ def test_an_mcp_call_from_an_unseen_thread_has_its_stated_lineage_and_no_tree(
         final:
           views: {019a-b2: null}
         """,
+        recording=recorded,
     )
-    result = replay(transcript, "--assert", expected)
     assert result.exit_code == 0, result.output
 
 
-def test_a_view_that_does_not_hold_is_reported_from_that_conversation(
-    session: Path, tmp_path: Path
-) -> None:
-    expected = write_yaml(
-        tmp_path / "e.yaml",
-        NO_CHILDREN_AT_ROW_4,
-    )
-    result = replay(session, "--assert", expected)
+def test_a_view_that_does_not_hold_is_reported_from_that_conversation(check: Check) -> None:
+    result, _ = check(NO_CHILDREN_AT_ROW_4)
     assert result.exit_code == 1
     assert f'row 4, view of "{ROOT}": tree.children' in result.stdout
     assert f'+"{CHILD}"' in result.stdout
 
 
-def test_final_views_are_checked_after_the_last_row(session: Path, tmp_path: Path) -> None:
-    expected = write_yaml(
-        tmp_path / "e.yaml",
+def test_final_views_are_checked_after_the_last_row(check: Check) -> None:
+    result, _ = check(
         f"""
         version: 1
         host: claude
@@ -289,16 +305,14 @@ def test_final_views_are_checked_after_the_last_row(session: Path, tmp_path: Pat
         final:
           views:
             {ROOT}: {{siblings: [], children: [{CHILD}], roots: []}}
-        """,
+        """
     )
-    result = replay(session, "--assert", expected)
     assert result.exit_code == 1
     assert f'after the last row, view of "{ROOT}": tree.children' in result.stdout
 
 
-def test_junit_output_is_xml_with_one_testcase_per_step(session: Path, tmp_path: Path) -> None:
-    expected = write_yaml(
-        tmp_path / "e.yaml",
+def test_junit_output_is_xml_with_one_testcase_per_step(check: Check) -> None:
+    result, _ = check(
         f"""
         version: 1
         host: claude
@@ -310,8 +324,9 @@ def test_junit_output_is_xml_with_one_testcase_per_step(session: Path, tmp_path:
         final:
           views: {{{ROOT}: {{children: []}}}}
         """,
+        "--format",
+        "junit",
     )
-    result = replay(session, "--assert", expected, "--format", "junit")
     assert result.exit_code == 1
     suite = ET.fromstring(result.stdout).find("testsuite")
     assert suite is not None
@@ -321,12 +336,12 @@ def test_junit_output_is_xml_with_one_testcase_per_step(session: Path, tmp_path:
     assert (suite.get("tests"), suite.get("failures")) == ("3", "1")
 
 
-def test_json_output_lists_each_step_and_its_mismatches(session: Path, tmp_path: Path) -> None:
-    expected = write_yaml(
-        tmp_path / "e.yaml",
+def test_json_output_lists_each_step_and_its_mismatches(check: Check) -> None:
+    result, _ = check(
         "version: 1\nhost: claude\nsteps:\n  - row: 3\n    lineage: {depth: 4}\n",
+        "--format",
+        "json",
     )
-    result = replay(session, "--assert", expected, "--format", "json")
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     (mismatch,) = report["steps"][0]["mismatches"]
@@ -349,28 +364,19 @@ def test_update_is_refused_when_ci_is_set(
     assert not target.exists()
 
 
-def test_an_updated_expected_file_then_asserts(session: Path, tmp_path: Path) -> None:
-    target = tmp_path / "e.yaml"
-    update = replay(session, "--host", "claude", "--update", target)
-    assert update.exit_code == 0, update.output
-    written = target.read_text()
-    assert "host: claude" in written
-    assert replay(session, "--assert", target).exit_code == 0
+def test_an_updated_expected_file_then_asserts(session: Path, written: Path) -> None:
+    assert "host: claude" in written.read_text()
+    assert replay(session, "--assert", written).exit_code == 0
 
 
-def test_update_writes_a_step_where_the_requester_changed(session: Path, tmp_path: Path) -> None:
-    target = tmp_path / "e.yaml"
-    replay(session, "--host", "claude", "--update", target)
-    text = target.read_text()
+def test_update_writes_a_step_where_the_requester_changed(written: Path) -> None:
+    text = written.read_text()
     assert "row: 2\n" not in text  # the root's answer did not change on its spawn request
     assert "row: 3\n" in text  # the child appeared
 
 
-def test_update_keeps_hand_written_views(session: Path, tmp_path: Path) -> None:
-    target = write_yaml(
-        tmp_path / "e.yaml",
-        NO_CHILDREN_AT_ROW_4,
-    )
+def test_update_keeps_hand_written_views(session: Path, write_expected: WriteExpected) -> None:
+    target = write_expected(NO_CHILDREN_AT_ROW_4)
     assert replay(session, "--update", target).exit_code == 0
     text = target.read_text()
     assert f"{ROOT}:\n        children: [{CHILD}]" in text
@@ -378,13 +384,11 @@ def test_update_keeps_hand_written_views(session: Path, tmp_path: Path) -> None:
 
 
 def test_update_over_an_existing_file_writes_every_row_that_changed(
-    session: Path, tmp_path: Path
+    session: Path, written: Path, write_expected: WriteExpected
 ) -> None:
-    fresh = tmp_path / "fresh.yaml"
-    replay(session, "--host", "claude", "--update", fresh)
-    target = write_yaml(tmp_path / "e.yaml", NO_CHILDREN_AT_ROW_4)
+    target = write_expected(NO_CHILDREN_AT_ROW_4)
     assert replay(session, "--update", target).exit_code == 0
-    assert _rows(target) == _rows(fresh)
+    assert _rows(target) == _rows(written)
 
 
 def _rows(expected: Path) -> list[str]:
@@ -407,29 +411,44 @@ def test_cursor_ids_with_newlines_round_trip_through_update(tmp_path: Path) -> N
     assert replay(transcript, "--host", "claude", "--assert", target).exit_code == 0
 
 
-def test_a_line_that_is_not_json_exits_2_naming_file_and_line(tmp_path: Path) -> None:
-    transcript = write_jsonl(tmp_path / "s.jsonl", [SESSION[0], "{not json"])
-    result = replay(transcript, "--host", "claude")
+#: A payload Claude Code never sends: a subagent start without the subagent.
+NO_AGENT_ID = {"session_id": ROOT, "hook_event_name": "SubagentStart"}
+
+
+@pytest.mark.parametrize(
+    ("rows", "options", "where", "also"),
+    [
+        pytest.param(
+            [SESSION[0], "{not json"],
+            ("--host", "claude"),
+            "2: line is not JSON",
+            "1 row ingested before it",
+            id="a line that is not JSON",
+        ),
+        pytest.param(
+            [SESSION[0], SESSION[1], NO_AGENT_ID],
+            ("--host", "claude"),
+            "3: claude: missing required field 'agent_id'",
+            "2 rows ingested before it, nothing from this one",
+            id="a payload missing a required field",
+        ),
+        pytest.param(
+            [SESSION[0], {"hello": "world"}],
+            (),
+            "2:",
+            "no known host",
+            id="a payload from no known host",
+        ),
+    ],
+)
+def test_an_unusable_row_exits_2_naming_file_and_line(
+    tmp_path: Path, rows: list[Any], options: tuple[str, ...], where: str, also: str
+) -> None:
+    transcript = write_jsonl(tmp_path / "s.jsonl", rows)
+    result = replay(transcript, *options)
     assert result.exit_code == 2
-    assert f"{transcript}:2: line is not JSON" in result.stderr
-    assert "1 row ingested before it" in result.stderr
-
-
-def test_a_payload_missing_a_required_field_exits_2_naming_file_and_line(tmp_path: Path) -> None:
-    broken = {"session_id": ROOT, "hook_event_name": "SubagentStart"}
-    transcript = write_jsonl(tmp_path / "s.jsonl", [SESSION[0], SESSION[1], broken])
-    result = replay(transcript, "--host", "claude")
-    assert result.exit_code == 2
-    assert f"{transcript}:3: claude: missing required field 'agent_id'" in result.stderr
-    assert "2 rows ingested before it, nothing from this one" in result.stderr
-
-
-def test_a_payload_from_no_known_host_exits_2_naming_file_and_line(tmp_path: Path) -> None:
-    transcript = write_jsonl(tmp_path / "s.jsonl", [SESSION[0], {"hello": "world"}])
-    result = replay(transcript)
-    assert result.exit_code == 2
-    assert f"{transcript}:2:" in result.stderr
-    assert "no known host" in result.stderr
+    assert f"{transcript}:{where}" in result.stderr
+    assert also in result.stderr
 
 
 def test_an_overlong_line_exits_2_naming_file_and_line(tmp_path: Path) -> None:
@@ -442,24 +461,41 @@ def test_an_overlong_line_exits_2_naming_file_and_line(tmp_path: Path) -> None:
     assert f"{transcript}:2: line is longer than 32 MiB" in result.stderr
 
 
-def test_a_typo_in_the_expected_file_exits_2_with_its_line(session: Path, tmp_path: Path) -> None:
-    expected = write_yaml(
-        tmp_path / "e.yaml",
-        "version: 1\nhost: claude\nsteps:\n  - row: 3\n    lineage: {dept: 1}\n",
-    )
-    result = replay(session, "--assert", expected)
+@pytest.mark.parametrize(
+    ("text", "options", "where"),
+    [
+        pytest.param(
+            "version: 1\nhost: claude\nsteps:\n  - row: 3\n    lineage: {dept: 1}\n",
+            (),
+            "5: unknown key 'dept'",
+            id="a typo",
+        ),
+        pytest.param(
+            "version: 1\nhost: claude\nsteps:\n  - row: 3\n    lineage: {parent: !!binary aGk=}\n",
+            (),
+            "5: steps[0].lineage.parent: expected a string or null",
+            id="a YAML value JSON cannot hold",
+        ),
+        pytest.param(
+            "version: 1\nhost: claude\nsteps:\n  - row: 99\n",
+            (),
+            "4: row 99 is past the end of the recording",
+            id="a step past the last row",
+        ),
+        pytest.param(
+            "version: 1\nhost: claude\nsteps: []\n",
+            ("--host", "cursor"),
+            "2: --host cursor disagrees",
+            id="a host option contradicting the file",
+        ),
+    ],
+)
+def test_an_unusable_expected_file_exits_2_naming_its_line(
+    check: Check, text: str, options: tuple[str, ...], where: str
+) -> None:
+    result, expected = check(text, *options)
     assert result.exit_code == 2
-    assert f"{expected}:5: unknown key 'dept'" in result.stderr
-
-
-def test_a_yaml_value_json_cannot_hold_exits_2_with_its_line(session: Path, tmp_path: Path) -> None:
-    expected = write_yaml(
-        tmp_path / "e.yaml",
-        "version: 1\nhost: claude\nsteps:\n  - row: 3\n    lineage: {parent: !!binary aGk=}\n",
-    )
-    result = replay(session, "--assert", expected)
-    assert result.exit_code == 2
-    assert f"{expected}:5: steps[0].lineage.parent: expected a string or null" in result.stderr
+    assert f"{expected}:{where}" in result.stderr
 
 
 def test_an_unusable_input_in_junit_is_still_a_junit_report(tmp_path: Path) -> None:
@@ -471,28 +507,11 @@ def test_an_unusable_input_in_junit_is_still_a_junit_report(tmp_path: Path) -> N
     assert f"{transcript}:1" in (error.text or "")
 
 
-def test_a_step_past_the_last_row_exits_2(session: Path, tmp_path: Path) -> None:
-    expected = write_yaml(tmp_path / "e.yaml", "version: 1\nhost: claude\nsteps:\n  - row: 99\n")
-    result = replay(session, "--assert", expected)
-    assert result.exit_code == 2
-    assert f"{expected}:4: row 99 is past the end of the recording" in result.stderr
-
-
-def test_a_host_option_contradicting_the_expected_file_exits_2(
-    session: Path, tmp_path: Path
-) -> None:
-    expected = write_yaml(tmp_path / "e.yaml", "version: 1\nhost: claude\nsteps: []\n")
-    result = replay(session, "--host", "cursor", "--assert", expected)
-    assert result.exit_code == 2
-    assert f"{expected}:2: --host cursor disagrees" in result.stderr
-
-
 def test_with_a_store_a_rejected_row_journals_nothing(tmp_path: Path) -> None:
     from lineage_es import open_engine
 
-    broken = {"session_id": ROOT, "hook_event_name": "SubagentStart"}
     clean = write_jsonl(tmp_path / "clean.jsonl", SESSION[:2])
-    dirty = write_jsonl(tmp_path / "dirty.jsonl", [*SESSION[:2], broken, SESSION[2]])
+    dirty = write_jsonl(tmp_path / "dirty.jsonl", [*SESSION[:2], NO_AGENT_ID, SESSION[2]])
     positions = []
     for name, transcript, code in (("a", clean, 0), ("b", dirty, 2)):
         store = f"sqlite:///{tmp_path / name}.sqlite"
@@ -505,8 +524,10 @@ def test_with_a_store_a_rejected_row_journals_nothing(tmp_path: Path) -> None:
     assert positions[0] == positions[1]
 
 
-def test_assert_and_update_together_is_a_usage_error(session: Path, tmp_path: Path) -> None:
-    expected = write_yaml(tmp_path / "e.yaml", "version: 1\nsteps: []\n")
+def test_assert_and_update_together_is_a_usage_error(
+    session: Path, write_expected: WriteExpected
+) -> None:
+    expected = write_expected("version: 1\nsteps: []\n")
     result = replay(session, "--assert", expected, "--update", expected)
     assert result.exit_code == 2
     assert "not both" in result.stderr

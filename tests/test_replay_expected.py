@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from lineage_es.errors import InputError
 from lineage_es.model import AgentLineage, LineageTree, Peer, Subagent
 from lineage_es.replay.expected import (
     Expected,
+    Mismatch,
     compare_lineage,
     compare_view,
     dump_expected,
@@ -26,6 +28,30 @@ from lineage_es.replay.expected import (
 ROOT = "76bb405f-65e0-4f6f-9da4-a23a33014bb8"
 CHILD = "aa618caf4dda3c6e7"
 OTHER = "ab00000000000000f"
+
+#: The expected file of shared/spec/REPLAY.md: every kind of expectation once.
+SPEC_EXAMPLE = f"""
+    version: 1
+    host: claude
+    steps:
+      - row: 5
+        lineage:
+          conversation: {CHILD}
+          root: {ROOT}
+          parent: {ROOT}
+          depth: 1
+          resolution: inferred
+        tree:
+          siblings: [{ROOT}]
+          children: []
+          roots: []
+        views:
+          {ROOT}:
+            children: [{CHILD}]
+    final:
+      views:
+        {ROOT}: {{siblings: [], children: [], roots: []}}
+    """
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -67,33 +93,7 @@ def load_error(tmp_path: Path, text: str) -> InputError:
 
 
 def test_the_spec_example_loads(tmp_path: Path) -> None:
-    expected = load_expected(
-        write(
-            tmp_path,
-            f"""
-            version: 1
-            host: claude
-            steps:
-              - row: 5
-                lineage:
-                  conversation: {CHILD}
-                  root: {ROOT}
-                  parent: {ROOT}
-                  depth: 1
-                  resolution: inferred
-                tree:
-                  siblings: [{ROOT}]
-                  children: []
-                  roots: []
-                views:
-                  {ROOT}:
-                    children: [{CHILD}]
-            final:
-              views:
-                {ROOT}: {{siblings: [], children: [], roots: []}}
-            """,
-        )
-    )
+    expected = load_expected(write(tmp_path, SPEC_EXAMPLE))
     assert expected.host == "claude"
     assert [s.rows for s in expected.steps] == [(5,)]
     assert expected.steps[0].views == {ROOT: {"children": [CHILD]}}
@@ -143,50 +143,60 @@ def test_an_unknown_key_in_a_peer_mapping_is_refused_with_its_line(tmp_path: Pat
     assert "unknown key 'deph'" in error.reason
 
 
-def test_an_unknown_top_level_key_is_refused(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "version: 1\nsteps: []\nfinal_views: {}\n")
-    assert (error.line, "unknown key 'final_views'" in error.reason) == (3, True)
-
-
-def test_a_step_with_row_and_rows_is_refused(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "version: 1\nsteps:\n  - row: 1\n    rows: [2]\n")
-    assert error.line == 3
-    assert "exactly one" in error.reason
-
-
-def test_another_version_is_refused(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "version: 2\nsteps: []\n")
-    assert (error.line, "must be 1" in error.reason) == (1, True)
-
-
-def test_a_mistyped_value_is_refused_with_its_line(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage: {depth: one}\n")
-    assert error.line == 4
-    assert "expected an integer" in error.reason
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [
+        pytest.param(
+            "version: 1\nsteps: []\nfinal_views: {}\n",
+            3,
+            "unknown key 'final_views'",
+            id="an unknown top-level key",
+        ),
+        pytest.param(
+            "version: 1\nsteps:\n  - row: 1\n    rows: [2]\n",
+            3,
+            "exactly one",
+            id="a step with row and rows",
+        ),
+        pytest.param("version: 2\nsteps: []\n", 1, "must be 1", id="another version"),
+        pytest.param(
+            "version: 1\nsteps:\n  - row: 3\n    lineage: {depth: one}\n",
+            4,
+            "expected an integer",
+            id="a mistyped value",
+        ),
+        pytest.param(
+            'version: 1\nsteps:\n  - row: 1\n    views:\n      "a\\nb": {kids: []}\n',
+            5,
+            "unknown key 'kids' in steps[0].views[\"a\\nb\"]",
+            id="an odd conversation key, quoted in the message",
+        ),
+        pytest.param(
+            "version: 1\nsteps: []\nsteps: []\n",
+            3,
+            "duplicate key 'steps'",
+            id="a duplicate key",
+        ),
+        pytest.param(
+            "version: 1\nsteps:\n  - row: 1\n    views:\n      1234: null\n",
+            5,
+            "quote it",
+            id="a conversation key YAML reads as a number, which must be quoted",
+        ),
+    ],
+)
+def test_a_refused_file_names_the_line_and_the_reason(
+    tmp_path: Path, text: str, line: int, reason: str
+) -> None:
+    error = load_error(tmp_path, text)
+    assert error.line == line
+    assert reason in error.reason
 
 
 def test_every_error_is_reported_each_with_its_line(tmp_path: Path) -> None:
     error = load_error(tmp_path, "version: 1\nsteps:\n  - row: 0\n  - row: 2\n    tre: null\n")
     assert error.line == 3
     assert f"{tmp_path / 'case.expected.yaml'}:5: unknown key 'tre'" in error.reason
-
-
-def test_an_odd_conversation_key_is_quoted_in_the_message(tmp_path: Path) -> None:
-    error = load_error(
-        tmp_path, 'version: 1\nsteps:\n  - row: 1\n    views:\n      "a\\nb": {kids: []}\n'
-    )
-    assert error.line == 5
-    assert "unknown key 'kids' in steps[0].views[\"a\\nb\"]" in error.reason
-
-
-def test_a_duplicate_key_is_refused(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "version: 1\nsteps: []\nsteps: []\n")
-    assert (error.line, "duplicate key 'steps'" in error.reason) == (3, True)
-
-
-def test_a_conversation_key_that_yaml_reads_as_a_number_must_be_quoted(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "version: 1\nsteps:\n  - row: 1\n    views:\n      1234: null\n")
-    assert (error.line, "quote it" in error.reason) == (5, True)
 
 
 def test_invalid_yaml_names_its_line(tmp_path: Path) -> None:
@@ -217,26 +227,38 @@ def expected_from(tmp_path: Path, text: str) -> Expected:
     return load_expected(write(tmp_path, text))
 
 
-def test_only_the_lineage_keys_given_are_compared(tmp_path: Path) -> None:
-    expected = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage: {depth: 1}\n")
-    assert compare_lineage(expected, expected.steps[0], 3, child_lineage()) == []
+CompareRow3 = Callable[[str, AgentLineage | None], list[Mismatch]]
 
 
-def test_a_lineage_mismatch_names_row_perspective_path_and_line(tmp_path: Path) -> None:
-    expected = expected_from(
-        tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage:\n      depth: 2\n"
-    )
-    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage())
+@pytest.fixture
+def compare_row_3(tmp_path: Path) -> CompareRow3:
+    """``compare_row_3(step, observed)``: the mismatches between ``observed``, the requester's
+    answer at row 3, and an expected file whose one step is ``- row: 3`` (its line 3) with the
+    keys ``step`` gives (from line 4 on)."""
+
+    def compare(step: str, observed: AgentLineage | None) -> list[Mismatch]:
+        body = textwrap.indent(textwrap.dedent(step).strip() + "\n", "    ")
+        expected = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 3\n" + body)
+        return compare_lineage(expected, expected.steps[0], 3, observed)
+
+    return compare
+
+
+def test_only_the_lineage_keys_given_are_compared(compare_row_3: CompareRow3) -> None:
+    assert compare_row_3("lineage: {depth: 1}", child_lineage()) == []
+
+
+def test_a_lineage_mismatch_names_row_perspective_path_and_line(
+    compare_row_3: CompareRow3,
+) -> None:
+    (mismatch,) = compare_row_3("lineage:\n  depth: 2", child_lineage())
     assert (mismatch.row, mismatch.path, mismatch.line) == (3, "lineage.depth", 5)
     assert mismatch.perspective == f'requester "{CHILD}"'
     assert (mismatch.expected, mismatch.observed) == (2, 1)
 
 
-def test_a_subagent_mapping_compares_only_its_given_keys(tmp_path: Path) -> None:
-    expected = expected_from(
-        tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage: {subagent: {type: Plan}}\n"
-    )
-    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage())
+def test_a_subagent_mapping_compares_only_its_given_keys(compare_row_3: CompareRow3) -> None:
+    (mismatch,) = compare_row_3("lineage: {subagent: {type: Plan}}", child_lineage())
     assert (mismatch.path, mismatch.expected, mismatch.observed) == (
         "lineage.subagent.type",
         "Plan",
@@ -244,73 +266,55 @@ def test_a_subagent_mapping_compares_only_its_given_keys(tmp_path: Path) -> None
     )
 
 
-def test_lineage_null_holds_for_a_row_without_requester(tmp_path: Path) -> None:
-    expected = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage: null\n")
-    assert compare_lineage(expected, expected.steps[0], 3, None) == []
+def test_lineage_null_holds_for_a_row_without_requester(compare_row_3: CompareRow3) -> None:
+    assert compare_row_3("lineage: null", None) == []
 
 
-def test_lineage_null_fails_for_a_row_with_a_requester(tmp_path: Path) -> None:
-    expected = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage: null\n")
-    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage())
+def test_lineage_null_fails_for_a_row_with_a_requester(compare_row_3: CompareRow3) -> None:
+    (mismatch,) = compare_row_3("lineage: null", child_lineage())
     assert (mismatch.path, mismatch.expected) == ("lineage", None)
     assert mismatch.observed["conversation"] == CHILD
 
 
-def test_tree_null_holds_when_the_engine_has_no_tree(tmp_path: Path) -> None:
-    expected = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 3\n    tree: null\n")
-    assert compare_lineage(expected, expected.steps[0], 3, child_lineage(tree=None)) == []
+def test_tree_null_holds_when_the_engine_has_no_tree(compare_row_3: CompareRow3) -> None:
+    assert compare_row_3("tree: null", child_lineage(tree=None)) == []
 
 
-def test_tree_null_fails_when_the_engine_has_a_tree(tmp_path: Path) -> None:
-    expected = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 3\n    tree: null\n")
-    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage(LineageTree()))
+def test_tree_null_fails_when_the_engine_has_a_tree(compare_row_3: CompareRow3) -> None:
+    (mismatch,) = compare_row_3("tree: null", child_lineage(LineageTree()))
     assert (mismatch.path, mismatch.observed) == (
         "tree",
         {"siblings": [], "children": [], "roots": []},
     )
 
 
-def test_an_id_item_matches_the_peer_conversation(tmp_path: Path) -> None:
-    expected = expected_from(
-        tmp_path, f"version: 1\nsteps:\n  - row: 3\n    tree: {{siblings: [{ROOT}, {OTHER}]}}\n"
-    )
+def test_an_id_item_matches_the_peer_conversation(compare_row_3: CompareRow3) -> None:
     tree = LineageTree(siblings=(peer(ROOT, depth=0, resolution="native"), peer(OTHER)))
-    assert compare_lineage(expected, expected.steps[0], 3, child_lineage(tree)) == []
+    assert compare_row_3(f"tree: {{siblings: [{ROOT}, {OTHER}]}}", child_lineage(tree)) == []
 
 
-def test_a_mapping_item_compares_only_its_given_peer_fields(tmp_path: Path) -> None:
-    expected = expected_from(
-        tmp_path,
-        f"version: 1\nsteps:\n  - row: 3\n    tree:\n"
-        f"      siblings: [{{conversation: {OTHER}, resolution: confirmed}}]\n",
-    )
-    step = expected.steps[0]
+def test_a_mapping_item_compares_only_its_given_peer_fields(compare_row_3: CompareRow3) -> None:
+    step = f"tree:\n  siblings: [{{conversation: {OTHER}, resolution: confirmed}}]"
     held = LineageTree(siblings=(peer(OTHER, resolution="confirmed"),))
     failed = LineageTree(siblings=(peer(OTHER, resolution="inferred"),))
-    assert compare_lineage(expected, step, 3, child_lineage(held)) == []
-    (mismatch,) = compare_lineage(expected, step, 3, child_lineage(failed))
+    assert compare_row_3(step, child_lineage(held)) == []
+    (mismatch,) = compare_row_3(step, child_lineage(failed))
     assert mismatch.diff[-2:] == (
         f'-{{conversation: "{OTHER}", resolution: "confirmed"}}',
         f'+{{conversation: "{OTHER}", resolution: "inferred"}}',
     )
 
 
-def test_lists_compare_in_order(tmp_path: Path) -> None:
-    expected = expected_from(
-        tmp_path, f"version: 1\nsteps:\n  - row: 3\n    tree: {{siblings: [{ROOT}, {OTHER}]}}\n"
-    )
+def test_lists_compare_in_order(compare_row_3: CompareRow3) -> None:
     tree = LineageTree(siblings=(peer(OTHER), peer(ROOT, depth=0)))
-    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage(tree))
+    (mismatch,) = compare_row_3(f"tree: {{siblings: [{ROOT}, {OTHER}]}}", child_lineage(tree))
     assert mismatch.path == "tree.siblings"
     assert mismatch.line == 4
 
 
-def test_a_list_mismatch_is_shown_as_a_unified_diff(tmp_path: Path) -> None:
-    expected = expected_from(
-        tmp_path, f"version: 1\nsteps:\n  - row: 3\n    tree: {{children: [{CHILD}]}}\n"
-    )
+def test_a_list_mismatch_is_shown_as_a_unified_diff(compare_row_3: CompareRow3) -> None:
     tree = LineageTree(children=(peer(OTHER),))
-    (mismatch,) = compare_lineage(expected, expected.steps[0], 3, child_lineage(tree))
+    (mismatch,) = compare_row_3(f"tree: {{children: [{CHILD}]}}", child_lineage(tree))
     assert mismatch.diff == (
         "--- expected",
         "+++ observed",
