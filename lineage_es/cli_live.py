@@ -37,8 +37,9 @@ def hook(args: tuple[str, ...]) -> None:
 
     \b
     --store URL       the store (default: $LINEAGE_STORE, else your SQLite journal)
-    --record FILE     also append the payload to FILE as {"host", "at", "payload"},
-                      a recording lineage-replay and lineage ingest read
+    --record FILE     also append the payload, once accepted, to FILE as
+                      {"host", "at", "payload"}: a recording lineage-replay and
+                      lineage ingest read (a refused payload is only logged)
     --print-lineage   write the sender's resolved lineage as JSON on stderr
 
     \b
@@ -84,7 +85,7 @@ def dry_run_option(func: Callable[..., Any]) -> Callable[..., Any]:
     "--record",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Make the hooks also append every payload to this recording.",
+    help="Make the hooks also append every payload they accept to this recording.",
 )
 @base.reports_errors
 def install_hooks(

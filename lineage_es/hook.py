@@ -139,16 +139,22 @@ def run_hook(
         # key from: checking them here too would encode every payload twice.
         payload = parse_payload(raw, check=False)
         taken = choose_host(host, payload)
-        if record is not None:
-            _record(record, taken, received, payload)
         _import_engine(taken, freeze=own_process)
         from lineage_es.engine import open_engine
+        from lineage_es.hosts import adapter
 
+        # The adapter judges the payload before it is recorded: a recording holds only what
+        # ``lineage ingest`` takes back, and one nested past orjson's 255 levels never
+        # reaches the recording's encoding. It is recorded before it is journaled, so a
+        # failure while journaling leaves it in the recording all the same.
+        observation = adapter(taken).observe(payload, at=received)
+        if record is not None:
+            _record(record, taken, received, payload)
         with open_engine(store) as engine:
             if answer:
-                lineage = engine.observe(taken, payload, at=received)
+                lineage = engine.observe_observation(observation, at=received)
             else:  # nobody reads the answer: do not build it (the tree of every live root)
-                engine.record(taken, payload, at=received)
+                engine.record_observation(observation, at=received)
                 lineage = None
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
@@ -180,8 +186,8 @@ def _import_engine(host: str, *, freeze: bool) -> None:
 
 
 def _record(path: Path, host: str, at: datetime, payload: dict[str, Any]) -> None:
-    """Append the payload to the recording; a recording that cannot be written is logged and
-    the payload is journaled all the same."""
+    """Append the payload, which its adapter has accepted, to the recording; a recording that
+    cannot be written is logged and the payload is journaled all the same."""
     try:
         append_private(path, recording_line(host, at, payload))
     except OSError as exc:

@@ -17,9 +17,10 @@ from click.testing import CliRunner
 
 from lineage_es import hook
 from lineage_es.cli import main
-from lineage_es.engine import open_engine
+from lineage_es.engine import Engine, open_engine
 from lineage_es.hosts import base
 from lineage_es.hosts.base import MAX_PAYLOAD_BYTES
+from lineage_es.ingest import ingest
 from lineage_es.replay.inputs import PayloadRow, read_rows
 
 ROOT = "5f1c2e4a-0000-4000-8000-000000000001"
@@ -53,6 +54,31 @@ def run(host: str, payload: object, store: str, **kwargs: object) -> hook.HookOu
 def log_text(data_home: Path) -> str:
     path = data_home / "hook.log"
     return path.read_text() if path.exists() else ""
+
+
+def nested_raw(levels: int) -> bytes:
+    """A Claude payload whose tool input nests ``levels`` objects deep, as raw JSON: past 255
+    levels orjson cannot encode it, so it is written out by hand."""
+    head = orjson.dumps({**START, "hook_event_name": "PreToolUse"})[:-1]
+    return head + b',"tool_input":' + b'{"x":' * levels + b"1" + b"}" * levels + b"}"
+
+
+def too_large_as_json() -> bytes:
+    """A payload within the hook's read bound that its adapter refuses as too large: each
+    ``1e2`` (3 bytes) is encoded as ``100.0`` (5 bytes)."""
+    numbers = b",".join([b"1e2"] * (MAX_PAYLOAD_BYTES // 5))
+    head = orjson.dumps({**START, "hook_event_name": "PreToolUse"})[:-1]
+    return head + b',"tool_input":{"n":[' + numbers + b"]}}"
+
+
+#: Payloads the Claude adapter refuses, and what the refusal says.
+REFUSED = {
+    "missing-field": (orjson.dumps({"hook_event_name": "SessionStart"}), "session_id"),
+    "nested-past-64": (nested_raw(65), "nests deeper than 64 levels"),
+    "nested-past-255": (nested_raw(300), "nests deeper than 64 levels"),
+    "too-large-as-json": (too_large_as_json(), "payload is larger than"),
+    "too-large-to-read": (b'{"session_id": "' + b"x" * MAX_PAYLOAD_BYTES + b'"}', "larger than"),
+}
 
 
 def test_a_payload_is_journaled_and_its_lineage_returned(store: str, data_home: Path) -> None:
@@ -170,6 +196,82 @@ def test_record_appends_the_recording_form_replay_reads(
     rows = list(read_rows(recording))
     assert len(rows) == 2 and isinstance(rows[0], PayloadRow)
     assert (rows[0].host, rows[0].at, rows[0].payload) == ("claude", at, START)
+
+
+@pytest.mark.parametrize("refused", REFUSED.values(), ids=REFUSED.keys())
+def test_a_refused_payload_is_not_recorded(
+    refused: tuple[bytes, str], tmp_path: Path, store: str, data_home: Path
+) -> None:
+    raw, reason = refused
+    recording = tmp_path / "capture.jsonl"
+    outcome = run("claude", raw, store, record=recording)
+    assert outcome.error is not None and reason in outcome.error
+    assert not recording.exists()
+
+
+def test_a_payload_nested_past_255_levels_is_refused_without_a_traceback(
+    tmp_path: Path, store: str, data_home: Path
+) -> None:
+    """Past 255 levels orjson cannot encode a payload: the adapter refuses it before the
+    recording would try."""
+    outcome = run("claude", nested_raw(300), store, record=tmp_path / "capture.jsonl")
+    assert outcome.error == "PayloadError: payload nests deeper than 64 levels"
+    text = log_text(data_home)
+    assert "nests deeper than 64 levels" in text and "Traceback" not in text
+
+
+def test_the_module_entry_point_refuses_a_payload_nested_past_255_levels_cleanly(
+    tmp_path: Path, store: str
+) -> None:
+    """What a host runs: exit status 0, nothing on stdout, the reason alone on stderr."""
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "LINEAGE_STORE": store}
+    recording = tmp_path / "capture.jsonl"
+    command = ["claude", "--record", str(recording), "--print-lineage"]
+    done = subprocess.run(
+        [sys.executable, "-m", "lineage_es.hook", *command],
+        input=nested_raw(300),
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert done.stderr == b"lineage hook: PayloadError: payload nests deeper than 64 levels\n"
+    assert not recording.exists()
+
+
+@pytest.mark.parametrize("answer", [True, False], ids=["answered", "unanswered"])
+def test_an_accepted_payload_is_recorded_before_it_is_journaled(
+    answer: bool, tmp_path: Path, store: str, data_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash while journaling still leaves the payload in the recording."""
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("crashed while journaling")
+
+    monkeypatch.setattr(Engine, "observe_observation", crash)
+    monkeypatch.setattr(Engine, "record_observation", crash)
+    recording = tmp_path / "capture.jsonl"
+    outcome = run("claude", START, store, record=recording, answer=answer)
+    assert outcome.error == "RuntimeError: crashed while journaling"
+    (row,) = read_rows(recording)
+    assert isinstance(row, PayloadRow) and row.payload == START
+
+
+def test_a_recording_made_by_the_hook_ingests_cleanly(
+    tmp_path: Path, store: str, data_home: Path
+) -> None:
+    """Refused payloads between accepted ones leave the recording whole for ingest."""
+    recording = tmp_path / "capture.jsonl"
+    run("claude", START, store, record=recording)
+    for raw, _ in REFUSED.values():
+        run("claude", raw, store, record=recording)
+    run("claude", CURSOR_START, store, record=recording)
+    run("claude", {**START, "hook_event_name": "Stop"}, store, record=recording)
+    with open_engine("memory://") as engine:
+        report = ingest(engine, [recording])
+        assert (report.failures, report.rows) == ([], 3)
+        assert engine.lineage(ROOT).depth == 0
+        assert engine.lineage("c0a1", host="cursor").depth == 0
 
 
 def test_record_is_private_to_its_owner(tmp_path: Path, store: str, data_home: Path) -> None:
