@@ -94,10 +94,11 @@ class Follower:
         self._stopping.set()
         with self._changed:
             subscription = self._subscription
+            threads = list(self._threads)
             self._changed.notify_all()
         if subscription is not None:
             subscription.stop()
-        for thread in list(self._threads):
+        for thread in threads:
             thread.join(timeout)
 
     def __enter__(self) -> Follower:
@@ -168,11 +169,14 @@ class Follower:
             # effect, so a fact committed in between would wait for the next NOTIFY: settle
             # catch-ups close that window.
             with self._changed:
+                # Registered under the lock that ``stop`` takes its list under: a settler
+                # either is on that list or sees the stop and never starts.
+                if not self._stopping.is_set():
+                    settler = threading.Thread(target=self._settle, daemon=True)
+                    settler.start()
+                    self._threads = [t for t in self._threads if t.is_alive()] + [settler]
                 self.subscriptions += 1
                 self._changed.notify_all()
-            settler = threading.Thread(target=self._settle, daemon=True)
-            self._threads = [t for t in self._threads if t.is_alive()] + [settler]
-            settler.start()
             for notification in subscription:
                 if notification.id > self.position:
                     self._catch_up("notify")
