@@ -64,11 +64,6 @@ def family(engine: Engine | Queries, root: str = PARENT) -> dict[str, Member]:
     return {m.conversation: m for m in engine.family(root)}
 
 
-@pytest.fixture
-def memory() -> Engine:
-    return open_engine("memory://")
-
-
 def run(engine: Engine, folder: Path, **options: Any) -> ImportReport:
     return import_codex(engine, folder, **options)
 
