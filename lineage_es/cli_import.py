@@ -52,8 +52,8 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option(
         "--reconcile",
         is_flag=True,
-        help="Delete (journaled, reason gc) the conversations whose transcript files are "
-        "gone from disk, so family() stops listing them.",
+        help="Delete (journaled, reason gc) the conversations all of whose transcript files "
+        "are gone from disk, with what is below them, so family() stops listing them.",
     )(func)
     func = click.option("--quiet", is_flag=True, help="No progress bar.")(func)
     func = click.option(

@@ -53,7 +53,8 @@ class ImportLedger(Aggregate):
             aggregate.groups.update(self.groups)
 
     class FilesForgotten(Aggregate.Event):
-        """Files gone from disk whose conversations ``--reconcile`` deleted."""
+        """Files gone from disk that ``--reconcile`` dealt with: it deleted the conversations
+        no file on disk holds any more."""
 
         TOPIC = "lineage:ImportLedger.FilesForgotten"
         paths: list[str]

@@ -113,3 +113,20 @@ def test_rename_and_delete_are_journaled(store: str) -> None:
     code, out = run("family", "R", "--json", "--store", store)
     members = {m["conversation"]: m["name"] for m in orjson.loads(out)}
     assert code == 0 and members == {"R": None, "A": "scout", "C": None}
+
+
+def test_import_summary_counts_what_was_journaled_and_what_reconcile_deleted(
+    tmp_path: Path,
+) -> None:
+    from tests.test_import_codex import CHILD, PARENT, message, parent_spawning, rollout, spawned
+
+    folder, store = tmp_path / "sessions", f"sqlite:///{tmp_path / 'j.sqlite'}"
+    parent = parent_spawning(folder)
+    rollout(folder, CHILD, spawned(3, CHILD, PARENT), message(5))
+    args = ("import", "codex", str(folder), "--store", store, "--quiet")
+    code, first = run(*args)
+    assert code == 0 and "0 new lineage events journaled" not in first
+    parent.unlink()
+    code, out = run(*args, "--reconcile")
+    assert code == 0 and "0 new lineage events journaled" in out
+    assert "deleted 1 conversations whose files are gone, and 1 below them" in out

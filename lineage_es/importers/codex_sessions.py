@@ -62,6 +62,10 @@ if TYPE_CHECKING:
 
 DEFAULT_FOLDER = Path("~/.codex/sessions")
 
+#: A line that begins a row but does not parse: cut off mid-write (a crash, a full disk) and,
+#: in the middle of a file, followed by the next row on a line of its own or on the same one.
+TORN = "torn line (a row cut off mid-write)"
+
 #: Rollout line types (0.7x to 0.15x). Others are counted and passed over.
 ROW_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "history_base"}
@@ -94,8 +98,8 @@ def import_codex(
     since the last import into ``engine``; with ``reconcile_gone``, delete (as ``gc``) the
     threads whose rollout files are gone."""
     root = history_folder(folder, DEFAULT_FOLDER)
-    found = list(walk(root, lambda name: name.endswith((".jsonl", ".jsonl.zst"))))
     report = ImportReport(HOST, str(root))
+    found = list(walk(root, lambda name: name.endswith((".jsonl", ".jsonl.zst")), report=report))
     report.files = len(found)
     ledger = Ledger(engine, HOST, root)
     changed = [f for f in found if not ledger.unchanged(f)]
@@ -226,8 +230,9 @@ class _Rollout:
             return True
         head = raw[:_HEAD]
         kind = _TYPE.search(head)
-        if kind is None or kind.group(1) not in _ROW_TYPES:
-            self.report.skipped[UNKNOWN_TYPE] += 1
+        if kind is None or kind.group(1) not in _ROW_TYPES or not _whole(raw):
+            # Not a row of a known type, or not a whole one: parsed, to count it by its fault.
+            self._line(0, raw, self.report.skipped, observe=False)
             return False
         kind_name = kind.group(1)
         if kind_name == b"session_meta":
@@ -246,14 +251,21 @@ class _Rollout:
             return any(event in head for event in _EVENTS)
         return False
 
-    def _line(self, number: int, raw: bytes, skips: Skips) -> None:
+    def _line(self, number: int, raw: bytes, skips: Skips, *, observe: bool = True) -> None:
+        """Parse a line and, unless it is bad (counted in ``skips`` by its fault), observe
+        it; with ``observe`` false, only count it when it is bad."""
         try:
             row = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            skips[NOT_JSON] += 1
+            skips[TORN if raw.lstrip().startswith(b"{") else NOT_JSON] += 1
             return
         if not isinstance(row, dict):
             skips[NOT_OBJECT] += 1
+            return
+        if row.get("type") not in ROW_TYPES:
+            skips[UNKNOWN_TYPE] += 1
+            return
+        if not observe:
             return
         before, delegation = self.reader.thread, self.reader.delegation
         try:
@@ -315,12 +327,20 @@ class _Rollout:
         for fact in observation.facts:
             if isinstance(fact, RootSeen):
                 self.report.roots.add(fact.conversation)
+                self.owns.add(fact.conversation)  # a file can hold two (a fork's recorder)
             elif isinstance(fact, ChildIdentified):
                 self.report.subagents.add(fact.child)
                 self.owns.add(fact.child)
         when = observation.at or datetime.fromtimestamp(self.found.mtime / 1e9, tz=UTC)
         self.emitted[number] = len(self.timed)
         self.timed.append((when, self.rank, number, observation))
+
+
+def _whole(raw: bytes) -> bool:
+    """Whether a line looks like one whole row, judged without parsing it: it ends its
+    object, and no second row begins inside it (a line torn off where the next write went
+    on). A nested object keyed ``timestamp`` looks like the latter; parsing settles it."""
+    return raw.endswith((b"}\n", b"}", b"}\r\n")) and raw.find(b'{"timestamp"', 1) < 0
 
 
 def _bare(thread: str) -> dict[str, Any]:

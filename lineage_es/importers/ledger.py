@@ -11,6 +11,7 @@ only files whose size or mtime moved, from their offset. Each run appends one le
 from __future__ import annotations
 
 import os
+import stat as stat_module
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,13 @@ from lineage_es.import_ledger import ImportLedger, ledger_id
 
 if TYPE_CHECKING:
     from lineage_es.engine import Engine
+
+#: Why :func:`walk` passed over something below the folder (a file's rows are counted by the
+#: readers, under the reasons of :mod:`lineage_es.importers.lines`).
+UNREADABLE_FOLDER = "unreadable folder (its files are neither read nor counted as gone)"
+DANGLING_LINK = "symbolic link to nothing (dangling, or a loop)"
+NOT_REGULAR = "not a regular file (a FIFO, socket or device: never opened)"
+UNREADABLE_ENTRY = "unreadable file"
 
 
 class Progress(Protocol):
@@ -59,33 +67,53 @@ class ImportReport:
     read: int = 0
     unchanged: int = 0
     bytes: int = 0
+    #: Observations the files read gave the engine (each a row's lineage facts), new or not.
     observations: int = 0
+    #: Lineage events the engine wrote for them: observations it knew already write none.
+    journaled: int = 0
     partial: int = 0
     internal: int = 0
     gone: int = 0
     roots: set[str] = field(default_factory=set)
     subagents: set[str] = field(default_factory=set)
     skipped: Counter[str] = field(default_factory=Counter)
+    #: Whether ``--reconcile`` looked at the files gone from disk.
+    reconciled: bool = False
+    #: Conversations deleted as ``gc``: every file holding them is gone.
     deleted: list[str] = field(default_factory=list)
+    #: Nodes the deletes took with them, below those (``parent-teardown``).
+    cascaded: list[str] = field(default_factory=list)
+    #: Conversations of gone files kept, as a file still on disk holds them.
+    kept: list[str] = field(default_factory=list)
+    #: Folders (relative to ``folder``) that could not be listed: their files are not gone.
+    unlisted: set[str] = field(default_factory=set)
 
     def summary(self) -> list[str]:
         """The report as a few lines for a person."""
         lines = [
             f"{self.host} history in {self.folder}: {self.files} files, {self.read} read "
             f"({self.bytes:,} bytes), {self.unchanged} unchanged",
-            f"{len(self.roots)} roots and {len(self.subagents)} subagents seen, "
-            f"{self.observations} observations journaled",
+            f"{len(self.roots)} roots and {len(self.subagents)} subagents seen in the files "
+            f"read; {self.observations} observations made of them, "
+            f"{self.journaled} new lineage events journaled",
         ]
         if self.internal:
             lines.append(f"{self.internal} agent files of the host's own helpers (not children)")
         if self.partial:
             lines.append(f"{self.partial} partial last lines left for the next import")
-        if self.gone:
-            verb = "deleted" if self.deleted else "kept (use --reconcile to delete them)"
+        if self.gone and not self.reconciled:
             lines.append(
-                f"{self.gone} files gone from disk; their conversations {verb}"
-                + (f": {len(self.deleted)} conversations" if self.deleted else "")
+                f"{self.gone} files gone from disk; their conversations kept "
+                "(use --reconcile to delete them)"
             )
+        elif self.gone:
+            line = (
+                f"{self.gone} files gone from disk: deleted {len(self.deleted)} conversations "
+                f"whose files are gone, and {len(self.cascaded)} below them"
+            )
+            if self.kept:
+                line += f"; kept {len(self.kept)} still held by files on disk"
+            lines.append(line)
         for reason, count in sorted(self.skipped.items()):
             lines.append(f"skipped {count}: {reason}")
         return lines
@@ -114,21 +142,33 @@ def walk(
     folder: Path,
     keep: Callable[[str], bool],
     note: tuple[Callable[[str], bool], set[str]] | None = None,
+    report: ImportReport | None = None,
 ) -> Iterator[Found]:
-    """Every file below ``folder`` whose name ``keep`` accepts, with its size and mtime;
-    unreadable folders are passed over (their files cannot be read either). With ``note``
-    (a test of names, a set), the path of every entry whose name passes the test, of
-    whatever kind, is added to the set: what is not there needs no look on disk.
+    """Every regular file below ``folder`` whose name ``keep`` accepts, with its size and
+    mtime. With ``note`` (a test of names, a set), the path of every entry whose name passes
+    the test, of whatever kind, is added to the set: what is not there needs no look on disk.
+
+    What cannot be read is passed over and, with ``report``, counted in its ``skipped``: a
+    folder that cannot be listed (its path also goes to ``report.unlisted``, so that its files
+    are not taken for gone), a symbolic link to nothing, and a FIFO, socket or device with a
+    history file's name (stat'ed, never opened: opening a FIFO would block).
 
     Plain ``os.scandir`` and string paths: a re-import with nothing changed is mostly this.
     """
-    prefix = len(str(folder)) + 1
-    stack = [str(folder)]
+    skips: Counter[str] = report.skipped if report is not None else Counter()
+    base = str(folder)
+    prefix = len(base) + 1
+    stack = [base]
     while stack:
         current = stack.pop()
         try:
             entries = list(os.scandir(current))
+        except FileNotFoundError:
+            continue  # gone since its parent was listed
         except OSError:
+            skips[UNREADABLE_FOLDER] += 1
+            if report is not None:
+                report.unlisted.add(current[prefix:].replace(os.sep, "/"))
             continue
         for entry in entries:
             if note is not None and note[0](entry.name):
@@ -136,12 +176,31 @@ def walk(
             try:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
-                elif keep(entry.name) and entry.is_file():
-                    stat = entry.stat()
-                    rel = entry.path[prefix:].replace(os.sep, "/")
-                    yield Found(rel, entry.path, stat.st_size, stat.st_mtime_ns)
+                    continue
             except OSError:
                 continue
+            if not keep(entry.name):
+                continue
+            try:
+                stat = entry.stat()  # follows a symbolic link; opens nothing
+            except FileNotFoundError:
+                if entry.is_symlink():
+                    skips[DANGLING_LINK] += 1
+                continue  # otherwise deleted since the folder was listed
+            except OSError:
+                skips[DANGLING_LINK if entry.is_symlink() else UNREADABLE_ENTRY] += 1
+                continue
+            if stat_module.S_ISREG(stat.st_mode):
+                rel = entry.path[prefix:].replace(os.sep, "/")
+                yield Found(rel, entry.path, stat.st_size, stat.st_mtime_ns)
+            elif not stat_module.S_ISDIR(stat.st_mode):
+                skips[NOT_REGULAR] += 1
+
+
+def _listed(rel: str, unlisted: set[str]) -> bool:
+    """Whether ``rel`` lies outside every folder that could not be listed (``""`` is the
+    history folder itself)."""
+    return not any(folder == "" or rel.startswith(folder + "/") for folder in unlisted)
 
 
 class Ledger:
@@ -210,9 +269,12 @@ Timed = tuple[datetime, int, int, Observation]
 
 def feed(engine: Engine, timed: list[Timed], report: ImportReport) -> None:
     """Observe ``timed`` in the hosts' time order, so every event carries the host's own
-    time and the rules see spawns before the children that answer them."""
+    time and the rules see spawns before the children that answer them. ``report`` counts
+    the observations made and the lineage events they wrote: the journal's position moved by
+    that much (by more only when another process wrote to the same store meanwhile)."""
     timed.sort(key=lambda item: item[:3])
     observations = [item[3] for item in timed]
+    before = engine.position()
     many = getattr(engine, "observe_many", None)
     if callable(many):  # a batched engine call, when the engine offers one
         # One transaction for all of them: a batch holds at most BATCH_BYTES' worth of
@@ -222,27 +284,74 @@ def feed(engine: Engine, timed: list[Timed], report: ImportReport) -> None:
         for observation in observations:
             engine.observe_observation(observation)
     report.observations += len(observations)
+    report.journaled += engine.position() - before
 
 
 def reconcile(engine: Engine, ledger: Ledger, present: set[str], report: ImportReport) -> None:
-    """Delete, as ``gc``, the conversations of files that are gone from disk, journaled like
-    any delete (so ``family()`` stops listing them); then drop those files from the ledger.
-    Agent files go first, so each subagent whose own file is gone is recorded as ``gc``."""
-    gone = [rel for rel in ledger.files if rel not in present]
-    gone.sort(key=lambda rel: (ledger.files[rel].get("kind") == "main", rel))
+    """Delete, as ``gc``, each conversation every file holding it is gone from disk,
+    journaled like any delete (so ``family()`` stops listing it); then drop the gone files
+    from the ledger.
+
+    A ledger entry's ``owns`` lists the conversations the file speaks for (its own rows:
+    a session, an agent, a Codex thread and its continuations) and the children it names by
+    their spawns. A file speaks for a conversation unless it also owns that conversation's
+    parent. A file still on disk holds a conversation it speaks for, and one it only names
+    that no file speaks for (a child with no transcript of its own): so a Codex thread stays
+    while a continuation file remains, and a Claude agent whose own file is gone is deleted
+    though its session's file, which names it, remains. A delete takes the subtree below
+    (``parent-teardown``): a session whose own file is gone goes with its agents, even when
+    their files remain (Claude Code's cleanup leaves ``subagents/`` behind). Deepest first,
+    so each conversation of a gone file is recorded as ``gc`` itself.
+    """
+    report.reconciled = True
+    files = ledger.files
+    unlisted = report.unlisted
+    gone = [rel for rel in files if rel not in present and _listed(rel, unlisted)]
+    if not gone:
+        return
     engine.catch_up()
+    holders: dict[str, list[str]] = {}
     for rel in gone:
-        for conversation in ledger.files[rel].get("owns") or ():
-            row = engine.queries.find(conversation, ledger.host)
-            if row is None or row.status == "deleted":
-                continue
-            try:
-                engine.delete(conversation, "gc", host=ledger.host)
-            except UnknownConversation:
-                continue
-            report.deleted.append(conversation)
+        for conversation in files[rel].get("owns") or ():
+            holders.setdefault(conversation, [])
+    for rel, entry in files.items():
+        for conversation in entry.get("owns") or ():
+            if conversation in holders:
+                holders[conversation].append(rel)
+    doomed: list[tuple[int, str]] = []
+    for conversation, rels in holders.items():
+        row = engine.queries.find(conversation, ledger.host)
+        if row is None or row.status == "deleted":
+            continue
+        speakers = [r for r in rels if row.parent not in (files[r].get("owns") or ())]
+        holding = speakers or rels  # a child no file speaks for is held by those naming it
+        if any(r in present or not _listed(r, unlisted) for r in holding):
+            report.kept.append(conversation)
+        else:
+            doomed.append((row.depth, conversation))
+    doomed.sort(key=lambda item: (-item[0], item[1]))
+    for _, conversation in doomed:
+        row = engine.queries.find(conversation, ledger.host)
+        if row is None or row.status == "deleted":
+            continue  # taken with a parent already (depths can disagree with the files)
+        before = engine.position()
+        try:
+            engine.delete(conversation, "gc", host=ledger.host)
+        except UnknownConversation:
+            continue
+        report.deleted.append(conversation)
+        for event in engine.journal(before):
+            state = event.state
+            if event.topic.endswith(".Deleted") and state.get("reason") == "parent-teardown":
+                report.cascaded.append(str(state.get("conversation") or state.get("spawn_key")))
+    taken = set(report.cascaded)
+    report.kept = [conversation for conversation in report.kept if conversation not in taken]
     ledger.forget(gone)
 
 
 def count_gone(ledger: Ledger, present: set[str], report: ImportReport) -> None:
-    report.gone = sum(1 for rel in ledger.files if rel not in present)
+    """How many files the ledger knows are gone from disk (those in folders that could not be
+    listed may well be there)."""
+    report.gone = sum(
+        1 for rel in ledger.files if rel not in present and _listed(rel, report.unlisted)
+    )

@@ -1,0 +1,94 @@
+"""What the import's walk of a history folder cannot read is counted, never waited on, and
+never taken for a file gone from disk."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lineage_es.engine import Engine
+from lineage_es.importers import import_codex, ledger
+from tests.test_import_codex import CHILD, PARENT, family, message, parent_spawning, rollout
+
+FOLDER = "2026/09/03"
+
+
+def unlistable(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """Listing ``folder`` fails as an unreadable one does (the tests run as root)."""
+    real = os.scandir
+
+    def scandir(path: Any) -> Iterator[os.DirEntry[str]]:
+        if Path(path) == folder:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(ledger.os, "scandir", scandir)
+
+
+def test_unreadable_folder_is_counted_as_skipped(
+    tmp_path: Path, memory: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent_spawning(tmp_path)
+    unlistable(monkeypatch, tmp_path / FOLDER)
+    report = import_codex(memory, tmp_path)
+    assert report.skipped == {ledger.UNREADABLE_FOLDER: 1}
+    assert report.unlisted == {FOLDER}
+
+
+def test_files_of_a_folder_turned_unreadable_are_not_gone_so_reconcile_keeps_them(
+    tmp_path: Path, memory: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent_spawning(tmp_path)
+    import_codex(memory, tmp_path)
+    unlistable(monkeypatch, tmp_path / FOLDER)
+    report = import_codex(memory, tmp_path, reconcile_gone=True)
+    assert (report.gone, report.deleted) == (0, [])
+    assert set(family(memory)) == {PARENT, CHILD}
+
+
+def test_unreadable_history_folder_itself_loses_nothing_to_reconcile(
+    tmp_path: Path, memory: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent_spawning(tmp_path)
+    import_codex(memory, tmp_path)
+    unlistable(monkeypatch, tmp_path)
+    report = import_codex(memory, tmp_path, reconcile_gone=True)
+    assert (report.files, report.gone, report.deleted) == (0, 0, [])
+    assert PARENT in family(memory)
+
+
+def test_dangling_symbolic_link_is_counted_as_skipped(tmp_path: Path, memory: Engine) -> None:
+    parent_spawning(tmp_path)
+    (tmp_path / FOLDER / f"rollout-x-{CHILD}.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    report = import_codex(memory, tmp_path)
+    assert report.skipped == {ledger.DANGLING_LINK: 1}
+    assert report.files == report.read == 1
+
+
+def test_symbolic_link_to_a_rollout_is_read(tmp_path: Path, memory: Engine) -> None:
+    target = rollout(tmp_path / "elsewhere", CHILD, message(5))
+    (tmp_path / "link").mkdir()
+    (tmp_path / "link" / target.name).symlink_to(target)
+    report = import_codex(memory, tmp_path / "link")
+    assert (report.files, report.read, report.skipped) == (1, 1, {})
+
+
+def test_fifo_named_like_a_rollout_is_counted_and_never_opened(
+    tmp_path: Path, memory: Engine
+) -> None:
+    parent_spawning(tmp_path)
+    os.mkfifo(tmp_path / FOLDER / f"rollout-x-{CHILD}.jsonl")  # opening it would block
+    report = import_codex(memory, tmp_path)
+    assert report.skipped == {ledger.NOT_REGULAR: 1}
+    assert report.files == report.read == 1
+
+
+def test_skipped_entries_are_in_the_summary(tmp_path: Path, memory: Engine) -> None:
+    parent_spawning(tmp_path)
+    os.mkfifo(tmp_path / FOLDER / f"rollout-x-{CHILD}.jsonl")
+    summary = import_codex(memory, tmp_path).summary()
+    assert f"skipped 1: {ledger.NOT_REGULAR}" in summary
