@@ -512,7 +512,10 @@ class Engine:
             known = self.queries.find(claim.conversation, claim.host)
             if known is not None:
                 return self.queries.lineage_of(known, resolution=self._registry(known.resolution))
+            parent = None if claim.parent is None else self.queries.find(claim.parent, claim.host)
         depth = claim.depth if claim.depth is not None else (1 if claim.parent else 0)
+        if parent is not None:  # a child's depth is its parent's plus one, whatever _meta implies
+            depth = parent.depth + 1
         return AgentLineage(
             conversation=claim.conversation,
             root=claim.root or claim.conversation,

@@ -532,6 +532,30 @@ def test_flat_layout_agent_file_of_another_session_is_not(tmp_path: Path) -> Non
     assert CHILD not in {o.requester for o in observations(spawn_session(tmp_path))}
 
 
+def test_a_renamed_transcript_finds_its_subagents_by_the_session_id_of_its_rows(
+    tmp_path: Path,
+) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
+    renamed = tmp_path / "transcript.jsonl"
+    spawn_session(tmp_path).rename(renamed)
+    assert facts_of(renamed, ChildStarted) == [ChildStarted(child=CHILD)]
+
+
+def test_the_folder_named_like_the_file_wins_over_the_session_id(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{AGENT}.jsonl", agent_rows(AGENT, 3))
+    write(tmp_path / "copy" / "subagents" / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
+    renamed = tmp_path / "copy.jsonl"
+    spawn_session(tmp_path).rename(renamed)
+    assert facts_of(renamed, ChildStarted) == [ChildStarted(child=CHILD)]
+
+
+def test_a_session_id_naming_a_path_leads_to_no_other_folder(tmp_path: Path) -> None:
+    write(tmp_path / "elsewhere" / "subagents" / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
+    rows = [prompt(1, "u1") | {"sessionId": "../elsewhere"}, prompt(6, "u2")]
+    path = write(tmp_path / "main" / "transcript.jsonl", rows)
+    assert facts_of(path, ChildStarted) == []
+
+
 @pytest.mark.parametrize("agent", ["acompact-e1f845", "aprompt_suggestion-1", "aside_question-2"])
 def test_internal_agent_files_are_not_children(tmp_path: Path, agent: str) -> None:
     write(subagents(tmp_path) / f"agent-{agent}.jsonl", agent_rows(agent, 3, 4))

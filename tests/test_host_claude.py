@@ -148,6 +148,34 @@ def test_does_not_recognise_a_non_object() -> None:
     assert not adapter.recognises(["session_id", "hook_event_name"])  # type: ignore[arg-type]
 
 
+# -- what only Claude sends --------------------------------------------------------------------
+
+
+def test_own_fields_are_a_dot_claude_transcript_a_toolu_id_and_a_claude_agent_id() -> None:
+    path = f"/home/u/.claude/projects/-w/{ROOT}.jsonl"
+    example = spawn("PreToolUse", transcript_path=path, agent_id=AGENT)
+    assert adapter.own_fields(example) == ("transcript_path", "tool_use_id", "agent_id")
+
+
+@pytest.mark.parametrize("agent", ["a7e01f2c", "1f2e3d4", "acompact-e1f845"])
+def test_agent_ids_of_every_claude_version_are_its_own(agent: str) -> None:
+    assert adapter.own_fields(payload("Stop", agent_id=agent)) == ("agent_id",)
+
+
+def test_a_bare_claude_envelope_has_no_own_fields() -> None:
+    assert adapter.own_fields(payload("SessionStart", source="startup")) == ()
+
+
+@pytest.mark.parametrize("example", CODEX_EXAMPLES + CURSOR_EXAMPLES)
+def test_codex_and_cursor_examples_carry_no_claude_own_fields(example: dict[str, Any]) -> None:
+    assert adapter.own_fields(example) == ()
+
+
+def test_an_mcp_meta_names_no_claude_conversation() -> None:
+    assert not adapter.mcp_meta
+    assert not adapter.meta_names_thread({"threadId": ROOT})
+
+
 # -- the envelope -----------------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ from lineage_es.hosts.codex import CodexAdapter
 
 ROOT = "019a0000-0000-7000-8000-0000000000a1"
 CHILD = "019a0000-0000-7000-8000-0000000000b2"
+GRANDCHILD = "019a0000-0000-7000-8000-0000000000c3"
 ROLLOUT = f"/home/u/.codex/sessions/2026/09/03/rollout-2026-09-03T10-00-05-{ROOT}.jsonl"
 
 # HOSTS.md section 2.1, verbatim (ids elided there, so only the fields decide).
@@ -211,6 +212,30 @@ def test_does_not_recognise_a_non_object(codex: CodexAdapter) -> None:
 
 def test_detect_names_codex_for_a_codex_payload() -> None:
     assert detect(hook("Stop")) == "codex"
+
+
+# -- what only Codex sends ---------------------------------------------------------------------
+
+
+def test_own_fields_are_turn_rollout_tools_call_ids_and_uuid7_threads(codex: CodexAdapter) -> None:
+    payload = spawn_call(agent_id=CHILD)
+    assert codex.own_fields(payload) == (
+        "turn_id",
+        "transcript_path",
+        "tool_name",
+        "tool_use_id",
+        "session_id",
+        "agent_id",
+    )
+
+
+@pytest.mark.parametrize(
+    "payload", HOSTS_CLAUDE + HOSTS_CURSOR, ids=["a", "b", "c", "d", "w", "x", "y", "z"]
+)
+def test_claude_and_cursor_examples_carry_no_codex_own_fields(
+    codex: CodexAdapter, payload: dict[str, Any]
+) -> None:
+    assert codex.own_fields(payload) == ()
 
 
 # -- observe: who and where --------------------------------------------------------------------
@@ -417,8 +442,54 @@ def test_a_stated_depth_wins(codex: CodexAdapter) -> None:
     assert claim is not None and claim.depth == 2
 
 
+def test_a_parent_that_is_not_the_root_puts_the_thread_at_depth_two(codex: CodexAdapter) -> None:
+    meta = {
+        "threadId": GRANDCHILD,
+        "x-codex-turn-metadata": {
+            "session_id": ROOT,
+            "thread_id": GRANDCHILD,
+            "parent_thread_id": CHILD,
+            "thread_source": "subagent",
+        },
+    }
+    assert codex.claim(meta) == Claim(
+        host="codex", conversation=GRANDCHILD, root=ROOT, parent=CHILD, depth=2
+    )
+
+
+def test_a_parent_with_no_root_named_puts_the_thread_at_depth_one(codex: CodexAdapter) -> None:
+    claim = codex.claim({"x-codex-turn-metadata": {"thread_id": CHILD, "parent_thread_id": ROOT}})
+    assert claim is not None and claim.depth == 1
+
+
 def test_meta_naming_no_thread_claims_nothing(codex: CodexAdapter) -> None:
     assert codex.claim({"progressToken": 3}) is None
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"threadId": CHILD},
+        {"x-codex-turn-metadata": {"thread_id": CHILD}},
+        {"x-codex-turn-metadata": f'{{"session_id":"{ROOT}"}}'},
+    ],
+    ids=["threadId", "thread_id", "session_id-as-text"],
+)
+def test_meta_names_a_thread_by_its_id_or_turn_metadata(
+    codex: CodexAdapter, meta: dict[str, Any]
+) -> None:
+    assert codex.mcp_meta and codex.meta_names_thread(meta)
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [{}, {"progressToken": 3}, {"x-codex-turn-metadata": {"turn_id": "t2", "thread_id": ""}}],
+    ids=["empty", "progress-token", "turn-only"],
+)
+def test_meta_without_thread_or_session_names_no_thread(
+    codex: CodexAdapter, meta: dict[str, Any]
+) -> None:
+    assert not codex.meta_names_thread(meta)
 
 
 @pytest.mark.parametrize(
@@ -467,6 +538,34 @@ def test_a_child_stopped_at_its_turn_end_is_live_again_when_it_acts() -> None:
     assert after_stop is not None and after_act is not None
     assert after_stop.children == ()
     assert [peer.conversation for peer in after_act.children] == [CHILD]
+
+
+def test_meta_of_an_unseen_thread_whose_parent_is_not_the_root_is_at_depth_two() -> None:
+    turn = {"session_id": ROOT, "thread_id": GRANDCHILD, "parent_thread_id": CHILD}
+    with open_engine("memory://") as engine:
+        lineage = engine.resolve("codex", {"x-codex-turn-metadata": turn})
+    assert lineage is not None
+    assert (lineage.root, lineage.parent, lineage.depth, lineage.resolution, lineage.tree) == (
+        ROOT,
+        CHILD,
+        2,
+        "native",
+        None,
+    )
+
+
+def test_meta_of_an_unseen_thread_under_a_known_parent_is_one_deeper_than_it() -> None:
+    great_grandchild = "019a0000-0000-7000-8000-0000000000d4"
+    turn = {"session_id": ROOT, "thread_id": great_grandchild, "parent_thread_id": GRANDCHILD}
+    with open_engine("memory://") as engine:
+        engine.observe("codex", hook("SessionStart", source="startup"))
+        engine.observe("codex", spawn_call())
+        engine.observe("codex", hook("SubagentStart", agent_id=CHILD))
+        engine.observe("codex", spawn_call(agent_id=CHILD, tool_use_id="call_2"))
+        engine.observe("codex", hook("SubagentStart", agent_id=GRANDCHILD))
+        lineage = engine.resolve("codex", {"x-codex-turn-metadata": turn})
+    assert lineage is not None
+    assert (lineage.parent, lineage.depth, lineage.tree) == (GRANDCHILD, 3, None)
 
 
 def test_meta_of_a_thread_never_seen_resolves_its_own_chain_without_tree() -> None:

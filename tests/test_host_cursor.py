@@ -107,6 +107,31 @@ def test_does_not_recognise_a_non_object(cursor: CursorAdapter) -> None:
     assert not cursor.recognises("conversation_id")  # type: ignore[arg-type]
 
 
+# -- what only Cursor sends --------------------------------------------------------------------
+
+
+def test_own_fields_are_its_envelope_and_a_camel_case_event(cursor: CursorAdapter) -> None:
+    assert cursor.own_fields(hook("stop")) == (
+        "conversation_id",
+        "cursor_version",
+        "generation_id",
+        "workspace_roots",
+        "hook_event_name",
+    )
+
+
+@pytest.mark.parametrize("payload", HOSTS_CLAUDE + HOSTS_CODEX, ids=["a", "b", "c", "d", "x", "y"])
+def test_claude_and_codex_examples_carry_no_cursor_own_fields(
+    cursor: CursorAdapter, payload: dict[str, Any]
+) -> None:
+    assert cursor.own_fields(payload) == ()
+
+
+def test_an_mcp_meta_names_no_cursor_conversation(cursor: CursorAdapter) -> None:
+    assert not cursor.mcp_meta
+    assert not cursor.meta_names_thread({"threadId": CONV})
+
+
 # -- observe: who and where --------------------------------------------------------------------
 
 

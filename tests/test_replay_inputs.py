@@ -250,3 +250,123 @@ def test_a_payload_no_host_recognises_names_its_line(tmp_path: Path) -> None:
 def test_an_unknown_host_name_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown host 'vim'"):
         read_rows(write_lines(tmp_path / "h.jsonl", START), host="vim")
+
+
+# -- the host given, and the host a payload's own fields name -----------------------------------
+
+CURSOR_START = {
+    "conversation_id": "78d9aebd-5573-4e6b-b018-832b56991975",
+    "hook_event_name": "sessionStart",
+    "cursor_version": "3.9.16",
+    "workspace_roots": ["/w"],
+}
+CLAUDE_TRANSCRIPT = f"/home/u/.claude/projects/-w/{ROOT}.jsonl"
+CODEX_ROOT = "019f9b20-1d3c-7e52-a7b8-c9d0e1f2a3b4"
+
+
+def record(host: str, **body: Any) -> dict[str, Any]:
+    return {"host": host, "at": "2026-09-03T09:30:00Z", **body}
+
+
+@pytest.mark.parametrize("given", ["claude", "codex"])
+def test_a_bare_payload_from_another_host_than_given_is_refused_with_its_line(
+    tmp_path: Path, given: str
+) -> None:
+    error = _error(write_lines(tmp_path / "h.jsonl", CURSOR_START), host=given)
+    assert error.line == 1
+    assert f"the payload is from cursor, not {given}" in error.reason
+    assert "cursor_version" in error.reason
+
+
+def test_a_claude_payload_replayed_as_codex_is_refused(tmp_path: Path) -> None:
+    payload = START | {"transcript_path": CLAUDE_TRANSCRIPT}
+    error = _error(write_lines(tmp_path / "h.jsonl", payload), host="codex")
+    assert "the payload is from claude, not codex" in error.reason
+
+
+def test_a_payload_whose_host_cannot_be_told_apart_takes_the_host_given(tmp_path: Path) -> None:
+    (row,) = read_rows(write_lines(tmp_path / "h.jsonl", START), host="codex")
+    assert isinstance(row, PayloadRow) and row.host == "codex"
+
+
+def test_a_payload_with_the_given_hosts_own_fields_too_takes_the_host_given(
+    tmp_path: Path,
+) -> None:
+    payload = CURSOR_START | {"tool_use_id": "call_abc"}  # an OpenAI-style id, as Codex's
+    (row,) = read_rows(write_lines(tmp_path / "h.jsonl", payload), host="cursor")
+    assert isinstance(row, PayloadRow) and row.host == "cursor"
+
+
+def test_a_recorded_payload_from_another_host_than_its_row_names_is_refused(
+    tmp_path: Path,
+) -> None:
+    codex_prompt = {"session_id": CODEX_ROOT, "turn_id": "t1", "hook_event_name": "Stop"}
+    path = write_lines(tmp_path / "r.jsonl", record("cursor", payload=codex_prompt))
+    error = _error(path)
+    assert error.line == 1
+    assert "the payload is from codex, not cursor (the row's host)" in error.reason
+
+
+def test_a_recorded_mcp_call_whose_meta_names_no_thread_is_refused(tmp_path: Path) -> None:
+    rows = [record("codex", payload=START), record("codex", mcp={"tool": "x", "_meta": {}})]
+    error = _error(write_lines(tmp_path / "r.jsonl", *rows))
+    assert error.line == 2
+    assert "names no thread" in error.reason
+
+
+@pytest.mark.parametrize("host", ["claude", "cursor"])
+def test_a_recorded_mcp_call_from_a_host_without_mcp_meta_is_refused(
+    tmp_path: Path, host: str
+) -> None:
+    mcp = {"tool": "x", "_meta": {"threadId": CODEX_ROOT}}
+    error = _error(write_lines(tmp_path / "r.jsonl", record(host, mcp=mcp)))
+    assert error.line == 1
+    assert f"{host} puts no lineage in an MCP tool call's _meta" in error.reason
+
+
+def test_a_recorded_mcp_call_with_mistyped_meta_is_refused_with_its_line(tmp_path: Path) -> None:
+    mcp = {"tool": "x", "_meta": {"threadId": 5}}
+    error = _error(write_lines(tmp_path / "r.jsonl", record("codex", mcp=mcp)))
+    assert (error.line, "field 'threadId' must be a string" in error.reason) == (1, True)
+
+
+# -- what an out-of-place or incomplete line is told ---------------------------------------------
+
+
+def test_a_bare_payload_in_a_recording_is_said_to_be_out_of_its_form(tmp_path: Path) -> None:
+    error = _error(write_lines(tmp_path / "r.jsonl", record("claude", payload=START), PROMPT))
+    assert error.line == 2
+    assert "not in the recording form ({host, at, payload} or {host, at, mcp})" in error.reason
+    assert "bare hook payload" in error.reason
+
+
+def test_a_recorded_row_among_bare_payloads_is_said_to_be_out_of_its_form(
+    tmp_path: Path,
+) -> None:
+    error = _error(write_lines(tmp_path / "h.jsonl", START, record("claude", payload=PROMPT)))
+    assert error.line == 2
+    assert "in the recording form" in error.reason
+    assert "capture of bare hook payloads" in error.reason
+
+
+def test_a_claude_payload_without_session_id_names_the_missing_field(tmp_path: Path) -> None:
+    lacking = {"transcript_path": CLAUDE_TRANSCRIPT, "hook_event_name": "Stop"}
+    error = _error(write_lines(tmp_path / "h.jsonl", START, PROMPT, lacking))
+    assert error.line == 3
+    assert error.reason == "claude: missing required field 'session_id'"
+
+
+def test_a_payload_without_session_id_among_codex_payloads_is_taken_for_codex(
+    tmp_path: Path,
+) -> None:
+    codex_start = {"session_id": CODEX_ROOT, "hook_event_name": "SessionStart"}
+    error = _error(write_lines(tmp_path / "h.jsonl", codex_start, {"hook_event_name": "Stop"}))
+    assert error.reason == "codex: missing required field 'session_id'"
+
+
+def test_a_cursor_payload_without_conversation_id_names_the_missing_field(
+    tmp_path: Path,
+) -> None:
+    lacking = {"hook_event_name": "stop", "workspace_roots": ["/w"]}
+    error = _error(write_lines(tmp_path / "h.jsonl", lacking))
+    assert error.reason == "cursor: missing required field 'conversation_id'"

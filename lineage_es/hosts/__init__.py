@@ -41,4 +41,37 @@ def detect(payload: Mapping[str, Any]) -> Host:
     raise UnknownHost("payload is from no known host (no adapter recognises its fields)")
 
 
-__all__ = ["HostAdapter", "adapter", "detect"]
+def contradiction(payload: Mapping[str, Any], host: str, given: str) -> str | None:
+    """Why ``payload`` cannot be ``host``'s (``given`` says where that host came from), or
+    ``None`` when it can: it carries another host's own fields and none of ``host``'s. A
+    payload whose host cannot be told apart (Claude and Codex share an envelope) is never
+    contradicted: it takes the host given."""
+    if adapter(host).own_fields(payload):
+        return None
+    for other in HOSTS:
+        fields = adapter(other).own_fields(payload) if other != host else ()
+        if fields:
+            return (
+                f"the payload is from {other}, not {host} ({given}): it carries {other}'s own "
+                f"field{'s' if len(fields) > 1 else ''} {', '.join(fields)}"
+            )
+    return None
+
+
+def likely_host(payload: Mapping[str, Any], previous: Host | None = None) -> Host | None:
+    """The host a payload that no adapter recognises was most likely meant for, to say what
+    it lacks: the one host whose own fields it carries; else by its ``hook_event_name``
+    (camelCase is Cursor's; PascalCase Claude's or Codex's, the file's ``previous`` host
+    breaking that tie, Claude by default); ``None`` when nothing points to a host."""
+    evident = [host for host in HOSTS if adapter(host).own_fields(payload)]
+    if len(evident) == 1:
+        return evident[0]
+    event = payload.get("hook_event_name")
+    if not isinstance(event, str) or not event[:1].isalpha():
+        return None
+    if event[0].islower():
+        return "cursor"
+    return previous if previous in ("claude", "codex") else "claude"
+
+
+__all__ = ["HostAdapter", "adapter", "contradiction", "detect", "likely_host"]

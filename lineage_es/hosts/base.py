@@ -33,8 +33,16 @@ class HostAdapter(Protocol):
 
     host: Host
 
+    #: Whether this host's MCP tool calls name their caller in ``_meta`` (Codex alone does).
+    mcp_meta: bool
+
     def recognises(self, payload: Mapping[str, Any]) -> bool:
         """Whether ``payload`` looks like this host's hook payload."""
+        ...
+
+    def own_fields(self, payload: Mapping[str, Any]) -> tuple[str, ...]:
+        """The fields of ``payload`` that only this host sends (empty when it has none): what
+        says, beyond doubt, that a payload is this host's."""
         ...
 
     def observe(self, payload: Mapping[str, Any], *, at: datetime | None = None) -> Observation:
@@ -43,6 +51,10 @@ class HostAdapter(Protocol):
 
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:
         """What an MCP tool call's ``_meta`` states about its caller, if anything."""
+        ...
+
+    def meta_names_thread(self, meta: Mapping[str, Any]) -> bool:
+        """Whether an MCP tool call's ``_meta`` names any conversation of this host at all."""
         ...
 
 

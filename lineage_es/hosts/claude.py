@@ -47,6 +47,8 @@ INTERNAL_AGENT_PREFIXES = ("acompact-", "aprompt_suggestion-", "aside_question-"
 _PASCAL_CASE = re.compile(r"[A-Z][A-Za-z]*")
 _PATH_SEPARATORS = re.compile(r"[\\/]")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+#: A subagent id as Claude Code writes it: 7 or 8 hex (to 2.1.39), ``a`` + 16 hex (2.1.101 on).
+_AGENT_ID = re.compile(r"[0-9a-f]{7,8}|a[0-9a-f]{16}")
 
 
 def is_internal_agent(agent_id: str) -> bool:
@@ -58,6 +60,7 @@ class ClaudeAdapter:
     """Turns Claude Code hook payloads into observations."""
 
     host: Host = HOST
+    mcp_meta = False
 
     def recognises(self, payload: Mapping[str, Any]) -> bool:
         """Whether ``payload`` is a Claude Code hook payload.
@@ -78,6 +81,25 @@ class ClaudeAdapter:
         if not _PASCAL_CASE.fullmatch(event) or "conversation_id" in payload:
             return False
         return not _looks_like_codex(payload)
+
+    def own_fields(self, payload: Mapping[str, Any]) -> tuple[str, ...]:
+        """The fields only Claude Code sends: a transcript under a ``.claude`` folder, an
+        Anthropic ``toolu_…`` tool use id, a subagent id in Claude's form (Codex's are UUIDs;
+        Cursor sends none)."""
+        if not isinstance(payload, Mapping):
+            return ()
+        found: list[str] = []
+        for field in ("transcript_path", "agent_transcript_path"):
+            path = payload.get(field)
+            if isinstance(path, str) and ".claude" in _PATH_SEPARATORS.split(path):
+                found.append(field)
+        tool_use = payload.get("tool_use_id")
+        if isinstance(tool_use, str) and tool_use.startswith("toolu_"):
+            found.append("tool_use_id")
+        agent = payload.get("agent_id")
+        if isinstance(agent, str) and (_AGENT_ID.fullmatch(agent) or is_internal_agent(agent)):
+            found.append("agent_id")
+        return tuple(found)
 
     def observe(self, payload: Mapping[str, Any], *, at: datetime | None = None) -> Observation:
         """What one hook payload means; :class:`PayloadError` when it cannot be understood."""
@@ -115,6 +137,10 @@ class ClaudeAdapter:
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:
         """Claude Code puts no lineage in an MCP tool call's ``_meta``."""
         return None
+
+    def meta_names_thread(self, meta: Mapping[str, Any]) -> bool:
+        """Claude Code's ``_meta`` names no conversation."""
+        return False
 
 
 def _looks_like_codex(payload: Mapping[str, Any]) -> bool:

@@ -512,10 +512,27 @@ def _meta(agent_path: Path) -> Mapping[str, Any]:
     return value
 
 
+def _subagents_folder(path: Path, session: str | None) -> Path:
+    """The session's ``subagents/`` folder: ``<stem>/subagents`` beside the file or, failing
+    that (a transcript copied under another name), ``<sessionId>/subagents`` beside it, the
+    session id being the one its rows carry."""
+    named = path.with_suffix("") / "subagents"
+    if named.is_dir() or session is None or not _plain_name(session):
+        return named
+    return path.parent / session / "subagents"
+
+
+def _plain_name(name: str) -> bool:
+    """Whether ``name`` names an entry of one folder (no separator, not ``.``/``..``): an id
+    read from a row never leads outside the transcript's own folder."""
+    return name not in (".", "..") and "/" not in name and "\\" not in name and "\0" not in name
+
+
 def _session_agents(path: Path, session: str | None) -> list[_AgentFile]:
-    """The session's agent files: under ``<session>/subagents/``, and beside the session
-    file in the older flat layout (there, only those whose rows name this session)."""
-    nested = sorted((path.with_suffix("") / "subagents").glob("agent-*.jsonl"))
+    """The session's agent files: under its ``subagents/`` folder (:func:`_subagents_folder`),
+    and beside the session file in the older flat layout (there, only those whose rows name
+    this session)."""
+    nested = sorted(_subagents_folder(path, session).glob("agent-*.jsonl"))
     flat = sorted(path.parent.glob("agent-*.jsonl")) if session is not None else []
     found: dict[str, _AgentFile] = {}
     for candidate, same_session in [(p, False) for p in nested] + [(p, True) for p in flat]:

@@ -127,6 +127,7 @@ class CodexAdapter:
     """Turns Codex CLI hook payloads and MCP ``_meta`` into observations and claims."""
 
     host: Host = HOST
+    mcp_meta = True
 
     def recognises(self, payload: Mapping[str, Any]) -> bool:
         """Whether ``payload`` is a Codex hook payload.
@@ -159,6 +160,29 @@ class CodexAdapter:
             return True
         agent = payload.get("agent_id")
         return is_uuid7(session) or (isinstance(agent, str) and is_uuid7(agent))
+
+    def own_fields(self, payload: Mapping[str, Any]) -> tuple[str, ...]:
+        """The fields only Codex sends: a ``turn_id``; a rollout transcript; a Codex tool name
+        or ``call_…`` tool use id; a UUIDv7 thread id as ``session_id`` or ``agent_id``
+        (Claude's session ids are random UUIDs, its agent ids short hex)."""
+        if not isinstance(payload, Mapping):
+            return ()
+        found = ["turn_id"] if "turn_id" in payload else []
+        for field in ("transcript_path", "agent_transcript_path"):
+            path = payload.get(field)
+            if isinstance(path, str) and is_codex_path(path):
+                found.append(field)
+        tool = payload.get("tool_name")
+        if isinstance(tool, str) and tool_base_name(tool) in CODEX_TOOLS:
+            found.append("tool_name")
+        tool_use = payload.get("tool_use_id")
+        if isinstance(tool_use, str) and tool_use.startswith("call_"):
+            found.append("tool_use_id")
+        for field in ("session_id", "agent_id"):
+            value = payload.get(field)
+            if isinstance(value, str) and is_uuid7(value):
+                found.append(field)
+        return tuple(found)
 
     def observe(self, payload: Mapping[str, Any], *, at: datetime | None = None) -> Observation:
         """What one hook payload means; :class:`PayloadError` when it cannot be understood."""
@@ -212,18 +236,41 @@ class CodexAdapter:
         if thread is None:
             return None
         parent = optional_str(turn, "parent_thread_id", HOST)
+        root = optional_str(turn, "session_id", HOST)
         depth = turn.get("depth")
         if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool)):
             raise PayloadError("field 'depth' must be an integer", host=HOST)
         if depth is None:
-            depth = 1 if parent is not None else 0
+            depth = stated_depth(parent, root)
         return Claim(
             host=HOST,
             conversation=thread,
-            root=optional_str(turn, "session_id", HOST) or thread,
+            root=root or thread,
             parent=parent,
             depth=depth,
         )
+
+    def meta_names_thread(self, meta: Mapping[str, Any]) -> bool:
+        """Whether ``_meta`` names any thread: ``threadId``, or ``x-codex-turn-metadata``'s
+        ``thread_id`` or ``session_id`` (:class:`PayloadError` for mistyped metadata)."""
+        if not isinstance(meta, Mapping):
+            raise PayloadError("_meta must be a JSON object", host=HOST)
+        turn = _turn_metadata(meta)
+        return any(
+            isinstance(value, str) and value != ""
+            for value in (meta.get("threadId"), turn.get("thread_id"), turn.get("session_id"))
+        )
+
+
+def stated_depth(parent: str | None, root: str | None) -> int:
+    """The least depth ``_meta`` allows for a thread with ``parent`` under ``root``: 0 with no
+    parent; 1 when the parent is the root (or no root is named); else 2, because a parent that
+    is not the root is itself a child (depth = parent's depth + 1, and it is at least 1)."""
+    if parent is None:
+        return 0
+    if root is None or parent == root:
+        return 1
+    return 2
 
 
 def _turn_metadata(meta: Mapping[str, Any]) -> Mapping[str, Any]:

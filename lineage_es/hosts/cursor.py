@@ -42,6 +42,9 @@ SPAWN_TOOL = "Task"
 
 _CAMEL_CASE = re.compile(r"[a-z][A-Za-z]*")
 
+#: Envelope fields no other host sends.
+_OWN_FIELDS = ("conversation_id", "cursor_version", "generation_id", "workspace_roots")
+
 
 def unwrap_fixture(obj: Any) -> dict[str, Any]:
     """The Cursor payload a fusengine/harness fixture wraps under ``stdin``."""
@@ -57,6 +60,7 @@ class CursorAdapter:
     """Turns Cursor hook payloads into observations."""
 
     host: Host = HOST
+    mcp_meta = False
 
     def recognises(self, payload: Mapping[str, Any]) -> bool:
         """Whether ``payload`` is a Cursor hook payload: a ``conversation_id`` with a camelCase
@@ -71,6 +75,18 @@ class CursorAdapter:
             and isinstance(event, str)
             and _CAMEL_CASE.fullmatch(event) is not None
         )
+
+    def own_fields(self, payload: Mapping[str, Any]) -> tuple[str, ...]:
+        """The fields only Cursor sends: its envelope's ``conversation_id``, ``cursor_version``,
+        ``generation_id``, ``workspace_roots``, and a camelCase ``hook_event_name`` (Claude's
+        and Codex's are PascalCase)."""
+        if not isinstance(payload, Mapping):
+            return ()
+        found = [field for field in _OWN_FIELDS if payload.get(field) is not None]
+        event = payload.get("hook_event_name")
+        if isinstance(event, str) and _CAMEL_CASE.fullmatch(event):
+            found.append("hook_event_name")
+        return tuple(found)
 
     def observe(self, payload: Mapping[str, Any], *, at: datetime | None = None) -> Observation:
         """What one hook payload means; :class:`PayloadError` when it cannot be understood."""
@@ -94,6 +110,10 @@ class CursorAdapter:
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:
         """Cursor puts no lineage in an MCP tool call's ``_meta``."""
         return None
+
+    def meta_names_thread(self, meta: Mapping[str, Any]) -> bool:
+        """Cursor's ``_meta`` names no conversation."""
+        return False
 
 
 def _facts(payload: Mapping[str, Any], event: str, conversation: str) -> tuple[Fact, ...]:

@@ -14,9 +14,9 @@ from typing import Any, Literal, Protocol
 
 import orjson
 
-from lineage_es.errors import InputError, LineageError, UnknownHost
+from lineage_es.errors import InputError, LineageError, PayloadError, UnknownHost
 from lineage_es.facts import HOSTS, LOGICAL_EPOCH, Host, Observation
-from lineage_es.hosts import detect
+from lineage_es.hosts import adapter, contradiction, detect, likely_host
 from lineage_es.hosts.base import parse_time
 from lineage_es.lines import MAX_LINE_BYTES, numbered_lines
 
@@ -155,17 +155,55 @@ def read_rows(path: Path, *, host: str | None = None) -> Iterator[Row]:
     return _transcript_rows(path, form)
 
 
+#: What a line of the recording form holds.
+_RECORDING_FORM = "{host, at, payload} or {host, at, mcp}"
+
+#: Where the host of a bare payload came from when it is given.
+_GIVEN = "the host given by --host or the expected file"
+
+
 def _hook_rows(path: Path, host: str | None) -> Iterator[Row]:
     fixed = None if host is None else _as_host(host)
+    previous: Host | None = None
     for number, line in scan_lines(path):
         if not line.strip():
             continue
         payload = parse_line(path, number, line)
-        try:
-            row_host = detect(payload) if fixed is None else fixed
-        except UnknownHost as exc:
-            raise _bad(path, number, exc.reason) from None
+        if _is_record(payload):
+            raise _bad(
+                path,
+                number,
+                f"the line is in the recording form ({_RECORDING_FORM}), but the file is a "
+                "capture of bare hook payloads (as its first line is): a file holds one form",
+            )
+        if fixed is not None:
+            reason = contradiction(payload, fixed, _GIVEN)
+            if reason is not None:
+                raise _bad(path, number, reason)
+        row_host = fixed if fixed is not None else _detected(path, number, payload, previous)
+        previous = row_host
         yield PayloadRow(row=number, host=row_host, payload=payload, at=logical_time(number))
+
+
+def _is_record(line: Mapping[str, Any]) -> bool:
+    return "hook_event_name" not in line and "host" in line and ("payload" in line or "mcp" in line)
+
+
+def _detected(path: Path, number: int, payload: Mapping[str, Any], previous: Host | None) -> Host:
+    """The host of a bare payload, from its own fields. One no adapter recognises is refused:
+    by what it lacks when it looks like one host's (a Claude payload without ``session_id``),
+    else as from no known host."""
+    try:
+        return detect(payload)
+    except UnknownHost as exc:
+        unknown = exc
+    meant = likely_host(payload, previous)
+    if meant is not None:
+        try:
+            adapter(meant).observe(payload)
+        except PayloadError as exc:
+            raise _bad(path, number, str(exc)) from None
+    raise _bad(path, number, unknown.reason) from None
 
 
 def _recording_rows(path: Path, host: str | None) -> Iterator[Row]:
@@ -173,6 +211,14 @@ def _recording_rows(path: Path, host: str | None) -> Iterator[Row]:
         if not line.strip():
             continue
         record = parse_line(path, number, line)
+        if not {"host", "payload", "mcp"} & record.keys():
+            kind = "a bare hook payload" if "hook_event_name" in record else "no recorded row"
+            raise _bad(
+                path,
+                number,
+                f"the line is not in the recording form ({_RECORDING_FORM}) the file's first "
+                f"line is in: it holds {kind}, and a file holds one form",
+            )
         row_host = record.get("host")
         if row_host not in HOSTS:
             raise _bad(path, number, f"'host' must be one of {', '.join(HOSTS)}, not {row_host!r}")
@@ -187,6 +233,9 @@ def _recording_rows(path: Path, host: str | None) -> Iterator[Row]:
             payload = record["payload"]
             if not isinstance(payload, dict):
                 raise _bad(path, number, "'payload' must be a JSON object")
+            reason = contradiction(payload, row_host, "the row's host")
+            if reason is not None:
+                raise _bad(path, number, reason)
             yield PayloadRow(row=number, host=_as_host(row_host), payload=payload, at=at)
             continue
         mcp = record["mcp"]
@@ -195,7 +244,34 @@ def _recording_rows(path: Path, host: str | None) -> Iterator[Row]:
         tool = mcp.get("tool")
         if not isinstance(tool, str):
             raise _bad(path, number, "'mcp.tool' must be the tool's name")
+        _check_meta(path, number, _as_host(row_host), mcp["_meta"])
         yield McpRow(row=number, host=_as_host(row_host), tool=tool, meta=mcp["_meta"], at=at)
+
+
+def _check_meta(path: Path, number: int, host: Host, meta: Mapping[str, Any]) -> None:
+    """Refuse an MCP row that can state nothing: from a host whose MCP calls carry no
+    ``_meta`` lineage, or whose ``_meta`` names no thread; or a mistyped ``_meta``."""
+    caller = adapter(host)
+    if not caller.mcp_meta:
+        with_meta = ", ".join(h for h in HOSTS if adapter(h).mcp_meta)
+        raise _bad(
+            path,
+            number,
+            f"an mcp row from {host}: {host} puts no lineage in an MCP tool call's _meta "
+            f"(only {with_meta} does), so the row could state nothing",
+        )
+    try:
+        caller.claim(meta)
+        names = caller.meta_names_thread(meta)
+    except PayloadError as exc:
+        raise _bad(path, number, str(exc)) from None
+    if not names:
+        raise _bad(
+            path,
+            number,
+            "'mcp._meta' names no thread: missing required field 'threadId' (or "
+            "x-codex-turn-metadata's 'thread_id' or 'session_id')",
+        )
 
 
 def _transcript_rows(path: Path, form: Form) -> Iterator[Row]:
