@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -13,6 +14,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from lineage_es.replay import cli
+
+REPLAYS = Path(__file__).resolve().parents[1] / "replays"
+#: The expected files shipped with the recordings they check.
+SHIPPED = sorted(REPLAYS.glob("*/*/*.expected.yaml"))
 
 ROOT = "5f1c2e4a-0000-4000-8000-000000000001"
 CHILD = "a1000000000000001"
@@ -265,6 +270,30 @@ def test_recorded_rows_are_placed_at_their_receipt_time(tmp_path: Path, check: C
     assert result.exit_code == 0, result.output
 
 
+def test_a_receipt_time_matches_however_the_expected_file_writes_it(
+    tmp_path: Path, check: Check
+) -> None:
+    records = [
+        {"host": "claude", "at": f"2026-03-01T10:00:0{n}.250Z", "payload": payload}
+        for n, payload in enumerate(SESSION[:3], start=1)
+    ]
+    recorded = write_jsonl(tmp_path / "rec.jsonl", records)
+    result, _ = check(
+        f"""
+        version: 1
+        steps:
+          - row: 3
+            tree:
+              siblings: [{{conversation: {ROOT}, started_at: "2026-03-01T10:00:01.25Z"}}]
+            views:
+              {ROOT}:
+                children: [{{started_at: "2026-03-01T11:00:03.250+01:00"}}]
+        """,
+        recording=recorded,
+    )
+    assert result.exit_code == 0, result.output
+
+
 def test_an_mcp_call_from_an_unseen_thread_has_its_stated_lineage_and_no_tree(
     tmp_path: Path, check: Check
 ) -> None:
@@ -373,6 +402,50 @@ def test_update_writes_a_step_where_the_requester_changed(written: Path) -> None
     text = written.read_text()
     assert "row: 2\n" not in text  # the root's answer did not change on its spawn request
     assert "row: 3\n" in text  # the child appeared
+
+
+def test_update_writes_no_views_where_none_were_written(
+    session: Path, write_expected: WriteExpected
+) -> None:
+    target = write_expected(
+        "version: 1\nhost: claude\nsteps:\n  - row: 3\n    lineage: {depth: 1}\n"
+    )
+    assert replay(session, "--update", target).exit_code == 0
+    assert "views:" not in target.read_text()
+
+
+def test_an_update_over_the_file_update_wrote_rewrites_nothing(
+    session: Path, written: Path
+) -> None:
+    first = written.read_bytes()
+    assert replay(session, "--update", written).exit_code == 0
+    assert written.read_bytes() == first
+
+
+@pytest.mark.parametrize("shipped", SHIPPED, ids=lambda p: str(p.parent.relative_to(REPLAYS)))
+def test_a_second_update_of_a_shipped_file_rewrites_nothing(shipped: Path, tmp_path: Path) -> None:
+    transcript = shipped.with_name(shipped.name.removesuffix(".expected.yaml") + ".jsonl")
+    target = tmp_path / shipped.name
+    shutil.copyfile(shipped, target)
+    assert replay(transcript, "--update", target).exit_code == 0
+    first = target.read_bytes()
+    assert replay(transcript, "--update", target).exit_code == 0
+    assert target.read_bytes() == first
+
+
+def test_update_in_junit_is_a_junit_report_naming_the_file_written(
+    session: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "e.yaml"
+    result = replay(session, "--host", "claude", "--update", target, "--format", "junit")
+    assert result.exit_code == 0, result.output
+    suite = ET.fromstring(result.stdout).find("testsuite")
+    assert suite is not None
+    (case,) = suite.findall("testcase")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("1", "0", "0")
+    assert case.get("file") == str(target)
+    assert str(target) in (case.get("name") or "")
+    assert target.exists()
 
 
 def test_update_keeps_hand_written_views(session: Path, write_expected: WriteExpected) -> None:
@@ -487,6 +560,13 @@ def test_an_overlong_line_exits_2_naming_file_and_line(tmp_path: Path) -> None:
             ("--host", "cursor"),
             "2: --host cursor disagrees",
             id="a host option contradicting the file",
+        ),
+        pytest.param(
+            "version: 1\nhost: claude\nsteps:\n  - row: 3\n    tree:\n"
+            "      siblings: [{started_at: '2026-03-01 at ten'}]\n",
+            (),
+            "6: steps[0].tree.siblings[0].started_at: expected an ISO-8601 time",
+            id="a time that is not one",
         ),
     ],
 )

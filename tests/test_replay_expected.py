@@ -183,6 +183,20 @@ def test_an_unknown_key_in_a_peer_mapping_is_refused_with_its_line(tmp_path: Pat
             "quote it",
             id="a conversation key YAML reads as a number, which must be quoted",
         ),
+        pytest.param(
+            "version: 1\nsteps:\n  - row: 1\n    tree:\n      roots:\n"
+            "        - {conversation: r1, started_at: yesterday}\n",
+            6,
+            'steps[0].tree.roots[0].started_at: expected an ISO-8601 time, got "yesterday"',
+            id="a started_at that is not a time",
+        ),
+        pytest.param(
+            "version: 1\nsteps: []\nfinal:\n  views:\n    r1:\n      children:\n"
+            "        - {started_at: '2026-13-01T00:00:00Z'}\n",
+            7,
+            "final.views.r1.children[0].started_at: expected an ISO-8601 time",
+            id="a started_at that names no day",
+        ),
     ],
 )
 def test_a_refused_file_names_the_line_and_the_reason(
@@ -266,6 +280,18 @@ def test_a_subagent_mapping_compares_only_its_given_keys(compare_row_3: CompareR
     )
 
 
+def test_the_requesters_host_is_compared_like_any_lineage_key(
+    compare_row_3: CompareRow3,
+) -> None:
+    assert compare_row_3("lineage: {host: claude}", child_lineage()) == []
+    (mismatch,) = compare_row_3("lineage: {host: cursor}", child_lineage())
+    assert (mismatch.path, mismatch.expected, mismatch.observed) == (
+        "lineage.host",
+        "cursor",
+        "claude",
+    )
+
+
 def test_lineage_null_holds_for_a_row_without_requester(compare_row_3: CompareRow3) -> None:
     assert compare_row_3("lineage: null", None) == []
 
@@ -302,6 +328,32 @@ def test_a_mapping_item_compares_only_its_given_peer_fields(compare_row_3: Compa
     assert mismatch.diff[-2:] == (
         f'-{{conversation: "{OTHER}", resolution: "confirmed"}}',
         f'+{{conversation: "{OTHER}", resolution: "inferred"}}',
+    )
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "2000-01-01T00:00:01+00:00",
+        "2000-01-01T00:00:01Z",
+        "2000-01-01T00:00:01.000Z",
+        "2000-01-01T00:00:01.000000+00:00",
+        "2000-01-01T02:00:01+02:00",
+    ],
+)
+def test_a_started_at_holds_for_the_same_instant_however_written(
+    compare_row_3: CompareRow3, written: str
+) -> None:
+    # peer() started at "2000-01-01T00:00:01+00:00"
+    step = f'tree:\n  siblings: [{{conversation: {OTHER}, started_at: "{written}"}}]'
+    assert compare_row_3(step, child_lineage(LineageTree(siblings=(peer(OTHER),)))) == []
+
+
+def test_a_started_at_fails_for_another_instant(compare_row_3: CompareRow3) -> None:
+    step = f'tree:\n  siblings: [{{conversation: {OTHER}, started_at: "2000-01-01T00:00:01.5Z"}}]'
+    (mismatch,) = compare_row_3(step, child_lineage(LineageTree(siblings=(peer(OTHER),))))
+    assert mismatch.diff[-1] == (
+        f'+{{conversation: "{OTHER}", started_at: "2000-01-01T00:00:01+00:00"}}'
     )
 
 
@@ -402,3 +454,12 @@ def test_update_keeps_hand_written_views_with_observed_values(tmp_path: Path) ->
 def test_refreshing_an_empty_view_writes_the_whole_tree() -> None:
     tree = LineageTree(roots=(peer(OTHER, depth=0),))
     assert refresh_view({}, tree) == {"siblings": [], "children": [], "roots": [OTHER]}
+
+
+def test_update_writes_no_views_for_a_step_that_had_none(tmp_path: Path) -> None:
+    existing = expected_from(tmp_path, "version: 1\nsteps:\n  - row: 1\n    lineage: null\n")
+    document = updated_document(
+        {1: child_lineage(), 2: None}, {}, None, host=None, existing=existing
+    )
+    (step,) = document["steps"]
+    assert sorted(step) == ["lineage", "row", "tree"]

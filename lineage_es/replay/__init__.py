@@ -118,11 +118,12 @@ class ReplayResult:
 
 @dataclass(frozen=True, slots=True)
 class UpdateResult:
-    """What ``--update`` wrote."""
+    """What ``--update`` wrote, from which recording."""
 
     expected: Path
     steps: int
     rows: int
+    transcript: Path | None = None
 
 
 @dataclass
@@ -214,7 +215,7 @@ def update_expected(
     scratch = target.with_name(f".{target.name}.tmp")
     scratch.write_text(text, encoding="utf-8")
     os.replace(scratch, target)
-    return UpdateResult(target, len(document["steps"]), len(observed.answers))
+    return UpdateResult(target, len(document["steps"]), len(observed.answers), transcript=path)
 
 
 def _choose_host(given: str | None, spec: Expected | None) -> str | None:
@@ -240,7 +241,7 @@ def _replay(
     view_host = host or FORM_HOST.get(form)
     probes: dict[int, set[str]] = {}
     for step in spec.steps if spec is not None else ():
-        for row in step.rows:
+        for row in step.rows if step.views else ():
             probes.setdefault(row, set()).update(step.views)
     pending = sorted(probes)
     # Checking an expected file needs only the answers of the rows it asserts (``--update``
@@ -249,24 +250,30 @@ def _replay(
         None if spec is None or every_row else {row for step in spec.steps for row in step.rows}
     )
     observed = _Observed(form=form)
+    # The last row whose own observation is ingested. A step is checked right after its row:
+    # observations a transcript reader merges in after it (a Claude subagent file's rows, by
+    # time) belong to the time before the next row, so they neither answer the row nor are
+    # seen by its views.
+    done = 0
     engine: Engine = open_engine(store)
     try:
         for item in _guarded(read_rows(path, host=host), observed):
-            while pending and pending[0] < item.row:
+            own = not isinstance(item, ObservationRow) or item.own
+            merged = item.row == done and not own
+            # Every row asked for whose moment has passed is viewed before this one goes in.
+            moment = item.row + 1 if merged else item.row
+            while pending and pending[0] < moment:
                 row = pending.pop(0)
                 observed.views[row] = _views(engine, probes[row], view_host)
             if item.row > observed.last_row:
                 observed.ingested += 1
-            if asserted is not None and item.row not in asserted:
+            if merged or (asserted is not None and item.row not in asserted):
                 _ingest(engine, item, path, observed.ingested - 1, answer=False)
                 observed.last_row = max(observed.last_row, item.row)
                 continue
             answer = _ingest(engine, item, path, observed.ingested - 1)
-            # A row's requester is its own: observations a transcript reader merges in from
-            # subagent files share the row's number but never replace its first answer.
-            # A row is answered by its own sender when it has one; observations merged in
-            # (subagent files, a cleared session's end) only answer a row that has none.
-            own = not isinstance(item, ObservationRow) or item.own
+            # A row is answered by its own sender when it has one; an observation made for the
+            # row ahead of its own (a cleared session's end) only answers a row that has none.
             earlier = observed.answers.get(item.row)
             settled = item.row in observed.own_rows
             if (
@@ -277,6 +284,8 @@ def _replay(
                 observed.answers[item.row] = answer
                 if own and answer.lineage is not None:
                     observed.own_rows.add(item.row)
+            if own:
+                done = item.row
             observed.last_row = max(observed.last_row, item.row)
         for row in pending:
             if row <= observed.last_row:

@@ -19,8 +19,9 @@ from typing import Any
 import yaml
 
 from lineage_es.errors import InputError
+from lineage_es.hosts.base import parse_time
 from lineage_es.model import AgentLineage, LineageTree, to_json
-from lineage_es.replay.schema_check import conforms, render_value, schema, validate
+from lineage_es.replay.schema_check import TIME_KEYS, conforms, render_value, schema, validate
 from lineage_es.replay.yaml_lines import KeyPath, LazyLines, nearest_line, parse_yaml
 
 TREE_KEYS = ("siblings", "children", "roots")
@@ -127,7 +128,7 @@ def compare_lineage(
     out: list[Mismatch] = []
     if "lineage" in step.checks:
         want = step.checks["lineage"]
-        got = None if observed is None else lineage_data(observed)
+        got = None if observed is None else observed_lineage(observed)
         for path, exp, obs in _compare_value(want, got, ("lineage",)):
             out.append(_mismatch(expected, row, who, base + path, path, exp, obs))
     if "tree" in step.checks:
@@ -214,12 +215,22 @@ def _mismatch(
 
 
 def _compare_value(want: Any, got: Any, path: KeyPath) -> Iterable[tuple[KeyPath, Any, Any]]:
-    """Differences of ``got`` from ``want``, comparing only the keys ``want`` gives."""
+    """Differences of ``got`` from ``want``, comparing only the keys ``want`` gives; a time
+    (:data:`TIME_KEYS`) is compared as the instant it names, however it is written."""
     if isinstance(want, dict) and isinstance(got, dict):
         for key, value in want.items():
             yield from _compare_value(value, got.get(key), (*path, key))
-    elif want != got or type(want) is not type(got):
+    elif want == got and type(want) is type(got):
+        return
+    elif not (path and path[-1] in TIME_KEYS and _same_instant(want, got)):
         yield path, want, got
+
+
+def _same_instant(want: Any, got: Any) -> bool:
+    """Whether two written times name the same instant (``Z`` or ``+00:00``, with or without
+    fractions of a second); ``False`` when either is not a time."""
+    want_at, got_at = parse_time(want), parse_time(got)
+    return want_at is not None and want_at == got_at
 
 
 def _item_matches(want: Any, peer: Mapping[str, Any]) -> bool:
@@ -261,6 +272,11 @@ def _list_diff(want: Sequence[Any], got: Sequence[Mapping[str, Any]]) -> tuple[s
 
 
 # -- writing -----------------------------------------------------------------------------------
+
+
+def observed_lineage(lineage: AgentLineage) -> dict[str, Any]:
+    """A lineage as it is compared: what the expected file writes, and the requester's host."""
+    return {**lineage_data(lineage), "host": lineage.host}
 
 
 def lineage_data(lineage: AgentLineage) -> dict[str, Any]:
@@ -389,7 +405,7 @@ def updated_document(
     (same conversations and keys, observed values) at their rows and in ``final``."""
     wanted_views: dict[int, dict[str, Any]] = {}
     for step in existing.steps if existing is not None else ():
-        for row in step.rows:
+        for row in step.rows if step.views else ():
             wanted_views.setdefault(row, {}).update(step.views)
     previous: dict[tuple[str | None, str], Any] = {}
     steps: list[dict[str, Any]] = []
@@ -438,6 +454,7 @@ __all__ = [
     "lineage_data",
     "load_expected",
     "nearest_line",
+    "observed_lineage",
     "parse_yaml",
     "perspective_of",
     "refresh_view",

@@ -191,7 +191,20 @@ def render_update(update: UpdateResult, fmt: Format) -> str:
             indent=2,
         )
     steps, rows = _count(update.steps, "step"), _count(update.rows, "row")
-    return f"wrote {update.expected}: {steps} from {rows}"
+    summary = f"wrote {update.expected}: {steps} from {rows}"
+    if fmt == "junit":
+        transcript = "" if update.transcript is None else str(update.transcript)
+        suite = _suite(transcript, tests=1)
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=update.transcript.name if update.transcript is not None else "",
+            name=f"update {update.expected}",
+            file=str(update.expected),
+        )
+        ET.SubElement(case, "system-out").text = summary
+        return _xml(suite)
+    return summary
 
 
 def _suite(name: str, *, tests: int, failures: int = 0, errors: int = 0) -> ET.Element:

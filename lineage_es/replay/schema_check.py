@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -32,13 +32,71 @@ def schema() -> dict[str, Any]:
 
 
 def validate(data: Any, lines: Mapping[KeyPath, int], path: Path) -> None:
-    """Check ``data`` against the schema; every error becomes ``file:line: reason``.
+    """Check ``data`` against the schema, and that each time in it (:data:`TIME_KEYS`) is one;
+    every error becomes ``file:line: reason``.
 
     A predicate compiled from the schema decides; only a document it refuses (or cannot judge)
     is run through jsonschema, which finds and explains every error.
     """
-    if conforms(data):
-        return
+    if not conforms(data):
+        _explain_refusal(data, lines, path)
+    _check_times(data, lines, path)
+
+
+#: Peer fields holding a time: compared as the instant they name, so each must name one.
+TIME_KEYS = frozenset({"started_at"})
+
+
+def _check_times(data: Any, lines: Mapping[KeyPath, int], path: Path) -> None:
+    """Refuse a time no reader could place: ``started_at: yesterday`` would never match."""
+    from lineage_es.hosts.base import parse_time
+
+    found = [
+        (nearest_line(lines, at), f"{_where(at)}: expected an ISO-8601 time, got {render_value(v)}")
+        for at, v in (_times(data) if isinstance(data, dict) else ())
+        if parse_time(v) is None
+    ]
+    if found:
+        first_line, first = found[0]
+        more = [f"{path}:{line}: {reason}" for line, reason in found[1:]]
+        raise InputError("\n".join([first, *more]), path=str(path), line=first_line)
+
+
+def _times(document: Any) -> Iterator[tuple[KeyPath, Any]]:
+    """Every time a peer of the document gives (in ``tree`` and ``views`` of the steps and
+    ``final``), with its key path, in document order."""
+    trees: list[tuple[KeyPath, Any]] = []
+    for index, step in enumerate(_items(document.get("steps"))):
+        if isinstance(step, dict):
+            trees.append((("steps", index, "tree"), step.get("tree")))
+            trees.extend(_views(("steps", index), step))
+    final = document.get("final")
+    if isinstance(final, dict):
+        trees.extend(_views(("final",), final))
+    for at, tree in trees:
+        for key in ("siblings", "children", "roots"):
+            if not isinstance(tree, dict):
+                break
+            for index, peer in enumerate(_items(tree.get(key))):
+                if not isinstance(peer, dict):
+                    continue
+                for field in TIME_KEYS & peer.keys():
+                    yield (*at, key, index, field), peer[field]
+
+
+def _views(at: KeyPath, holder: Mapping[str, Any]) -> list[tuple[KeyPath, Any]]:
+    views = holder.get("views")
+    if not isinstance(views, dict):
+        return []
+    return [((*at, "views", conversation), tree) for conversation, tree in views.items()]
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _explain_refusal(data: Any, lines: Mapping[KeyPath, int], path: Path) -> None:
+    """Raise every error jsonschema finds in ``data`` (none found: the document stands)."""
     import jsonschema  # only to explain a refused document
 
     validator = jsonschema.Draft202012Validator(schema())
@@ -346,4 +404,4 @@ def _not_json(value: Any) -> str:
     return f"<{type(value).__name__} {value!r}>"
 
 
-__all__ = ["conforms", "render_value", "schema", "validate"]
+__all__ = ["TIME_KEYS", "conforms", "render_value", "schema", "validate"]
