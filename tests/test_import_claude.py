@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lineage_es.engine import Engine, open_engine
 from lineage_es.errors import InputError
@@ -213,6 +216,98 @@ def test_depth_two_agent_is_placed_under_its_parent_agent_by_its_sidecar(
     assert (child.parent, child.depth, child.resolution) == (AGENT, 2, "transcript")
 
 
+def test_child_known_only_from_its_result_starts_at_its_spawn_call(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.spawn(2, "toolu_A")  # no agent file: the result alone names the child
+    s.result(7, "toolu_A", AGENT)
+    s.answer(9)
+    run(memory, tmp_path)
+    child = members(memory)[AGENT]
+    assert (child.started_at[11:19], str(child.stopped_at)[11:19]) == ("08:00:02", "08:00:07")
+    assert members(memory.as_of(time=at(5)))[AGENT].status == "live"
+
+
+def test_child_with_a_file_of_its_own_still_starts_at_its_first_row(journal: Engine) -> None:
+    assert members(journal)[AGENT].started_at.startswith("2026-09-03T08:00:03")
+
+
+def resolution_at(engine: Engine, second: int, child: str = AGENT) -> tuple[str | None, str]:
+    member = members(engine.as_of(time=at(second)))[child]
+    return member.parent, member.resolution
+
+
+def test_agent_named_by_its_result_is_placed_from_the_transcript_from_its_start(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.spawn(2, "toolu_A")
+    s.spawn(2, "toolu_B")  # the same prompt: only the results tell the agents apart
+    s.row(3, "user", AGENT, message={"content": "do it"}, version="2.1.220")
+    s.row(3, "user", CHILD, message={"content": "do it"}, version="2.1.220")
+    s.answer(5, agent=AGENT)
+    s.answer(5, agent=CHILD)
+    s.result(6, "toolu_A", AGENT)
+    s.result(7, "toolu_B", CHILD)
+    run(memory, tmp_path)
+    assert [resolution_at(memory, 4, c) for c in (AGENT, CHILD)] == [(SESSION, "transcript")] * 2
+    spawns = {e.state["conversation"]: e.state["spawn_key"] for e in placements(memory)}
+    assert spawns == {AGENT: "toolu_A", CHILD: "toolu_B"}
+
+
+def placements(engine: Engine) -> list[Any]:
+    return [e for e in engine.journal() if e.topic.endswith("ChildPlaced")]
+
+
+def test_running_agent_is_placed_under_the_call_its_first_prompt_repeats(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = spawned_agent(tmp_path)
+    s.spawn(4, "toolu_B", agent=AGENT, prompt="look deeper")
+    s.row(5, "user", CHILD, message={"content": "look deeper"}, version="2.1.220")
+    run(memory, tmp_path)  # no result and no sidecar yet
+    assert resolution_at(memory, 5, CHILD) == (AGENT, "transcript")
+
+
+def test_running_agent_of_a_version_without_nesting_is_placed_under_its_session(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = spawned_agent(tmp_path)
+    s.prompt(4, "something the call did not say", agent=CHILD)  # 2.1.143: no nesting yet
+    run(memory, tmp_path)
+    assert resolution_at(memory, 4, CHILD) == (SESSION, "transcript")
+
+
+def test_running_agent_no_row_places_is_inferred_until_its_result(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """The one guess left: a version whose agents may spawn agents, no sidecar, no result
+    yet, and a first prompt no open call repeats."""
+    s = spawned_agent(tmp_path)
+    s.spawn(4, "toolu_B", agent=AGENT, prompt="look deeper")
+    s.row(5, "user", CHILD, message={"content": "go"}, version="2.1.220")
+    s.answer(6, agent=AGENT)
+    run(memory, tmp_path)
+    assert resolution_at(memory, 5, CHILD) == (AGENT, "inferred")
+    s.result(6, "toolu_B", CHILD, agent=AGENT)
+    run(memory, tmp_path)
+    assert members(memory)[CHILD].resolution == "transcript"
+
+
+def test_sidecar_naming_only_its_call_places_the_agent_under_that_calls_parent(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = spawned_agent(tmp_path)
+    s.spawn(4, "toolu_B", agent=AGENT)
+    s.meta(CHILD, toolUseId="toolu_B", agentType="Plan")
+    s.row(5, "user", CHILD, message={"content": "?"}, version="2.1.220")
+    run(memory, tmp_path)
+    assert resolution_at(memory, 5, CHILD) == (AGENT, "transcript")
+
+
 @pytest.mark.parametrize(
     "agent", ["acompact-e1f845", "aprompt_suggestion-1a2b", "aside_question-9"]
 )
@@ -288,8 +383,65 @@ def test_broken_and_unknown_rows_are_counted_and_the_rest_imported(
     s.write(s.main, {"type": "hologram", "sessionId": SESSION, "message": {"content": [call]}})
     s.answer(30)
     report = run(memory, tmp_path)
-    assert report.skipped == {"line is not JSON": 1, "row of an unknown type": 1}
+    assert report.skipped == {lines_module.TORN: 1, lines_module.UNKNOWN_TYPE: 1}
     assert members(memory)[AGENT].parent == SESSION
+
+
+def test_lines_that_cannot_be_rows_are_counted_though_no_marker_points_to_them(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = one_child(tmp_path)
+    s.write(s.main, b"not json at all\n")
+    s.write(s.main, b"[1, 2, 3]\n")
+    s.write(s.main, b"\xff\xfe\n")
+    s.write(s.main, orjson.dumps({"type": "user", "sessionId": SESSION})[:-9] + b"\n")
+    s.write(s.main, b"\n")  # a blank line is no row, and no fault
+    s.answer(30)
+    report = run(memory, tmp_path)
+    assert report.skipped == {
+        lines_module.NOT_JSON: 2,
+        lines_module.NOT_OBJECT: 1,
+        lines_module.TORN: 1,
+    }
+
+
+def test_row_of_an_unknown_type_read_for_the_files_end_is_counted_once(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = one_child(tmp_path)
+    s.write(s.main, {"type": "hologram", "sessionId": SESSION, "timestamp": iso(30)})
+    report = run(memory, tmp_path)
+    assert report.skipped == {lines_module.UNKNOWN_TYPE: 1}
+    assert str(members(memory)[SESSION].stopped_at).startswith("2026-09-03T08:00:09")
+
+
+_ROWS = st.dictionaries(st.sampled_from(["type", "uuid", "x"]), st.integers(-9, 9), max_size=3)
+_LINES = st.one_of(
+    _ROWS.map(orjson.dumps),
+    _ROWS.map(lambda row: orjson.dumps(row)[:-1]),
+    st.binary(max_size=20).map(lambda b: b.replace(b"\n", b"")),
+)
+
+
+@given(lines=st.lists(_LINES, max_size=12))
+@settings(max_examples=200, deadline=None)
+def test_every_line_that_is_not_a_json_object_is_counted_by_the_region_or_its_parser(
+    lines: list[bytes],
+) -> None:
+    """count_bad_lines parses only lines without an object's shape; the lines with one that
+    are no object are left to whoever parses them: between the two, each is counted."""
+    data = b"".join(line + b"\n" for line in lines)
+    skips: Counter[str] = Counter()
+    lines_module.count_bad_lines(data, skips)
+    shaped = [line for line in lines if lines_module.looks_like_object(line)]
+    left = sum(lines_module.why_bad(line) is not None for line in shaped)
+    assert sum(skips.values()) + left == sum(
+        lines_module.why_bad(line) is not None for line in lines
+    )
+    assert all(
+        lines_module.why_bad(line) in (None, lines_module.NOT_JSON, lines_module.TORN)
+        for line in shaped
+    )
 
 
 def test_overlong_line_is_skipped_and_counted(
@@ -405,3 +557,21 @@ def test_corpus_killed_background_agents_stop_at_their_notices(corpus: Path) -> 
 def test_corpus_background_shell_task_is_not_a_child(corpus: Path) -> None:
     engine, _ = imported(corpus, "irrlicht_3-3-background-bash-notification_v2.1.150")
     assert len(engine.family("d3e286c9-4b6b-49c3-8c89-33f335cd99c0")) == 1
+
+
+def test_corpus_foreground_child_with_no_file_is_live_from_its_call(corpus: Path) -> None:
+    engine, _ = imported(corpus, "irrlicht_3-1-foreground-subagent_v2.1.143")
+    view = engine.as_of(time=datetime(2026, 5, 17, 22, 29, 30, tzinfo=UTC))
+    family = {m.conversation: m for m in view.family("2bbb4a67-aabb-4d52-a003-2d5360d2e3ed")}
+    child = family["a9357a216a6d5b5ea"]
+    assert (child.status, child.started_at) == ("live", "2026-05-17T22:29:24.868000+00:00")
+
+
+def test_corpus_parallel_spawns_are_placed_from_the_transcript_while_they_run(
+    corpus: Path,
+) -> None:
+    engine, _ = imported(corpus, "irrlicht_subagent-spawn-parallel_v2.1.119")
+    view = engine.as_of(time=datetime(2026, 4, 26, 9, 21, 30, tzinfo=UTC))
+    root = "64f42b5c-9da1-4e5f-9ec1-aae47ca0f4c8"
+    children = [m for m in view.family(root) if m.conversation != root]
+    assert {(m.parent, m.resolution) for m in children} == {(root, "transcript")}

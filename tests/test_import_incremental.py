@@ -105,16 +105,19 @@ def test_grown_session_is_read_from_where_the_last_import_stopped(
     assert (report.read, report.bytes) == (1, imported.main.stat().st_size - before)
 
 
-def test_resumed_session_appending_to_its_file_is_live_again_then_stops_at_its_new_last_row(
+def test_resumed_session_appending_to_its_file_goes_on_from_its_old_last_row_to_its_new_one(
     tmp_path: Path, memory: Engine, imported: Session
 ) -> None:
+    """As one import of the whole file reads it: the end of a turn stops no root, and the
+    old last row stopped it only because the file ended there."""
     imported.prompt(40, "resume")  # claude --resume appends to the same file
     imported.answer(45)
     import_claude(memory, tmp_path)
     root = members(memory)[SESSION]
     assert root.stopped_at is not None and root.stopped_at.startswith("2026-09-03T08:00:45")
     assert members(memory.as_of(time=at(42)))[SESSION].status == "live"
-    assert members(memory.as_of(time=at(20)))[SESSION].status == "stopped"
+    assert members(memory.as_of(time=at(20)))[SESSION].status == "live"
+    assert members(memory.as_of(time=at(50)))[SESSION].status == "stopped"
 
 
 def test_spawn_read_in_one_import_is_answered_by_its_result_in_the_next(

@@ -30,8 +30,11 @@ PROFILE = {"roots": 14, "depth1": 40, "depth2": 9, "megabytes": 2.0, "seed": 11}
 #: row means updates them (``python -m tests.test_import_profile`` prints the new ones).
 #: OBSERVATIONS changed once, the answers did not: a marker is now searched for only while it
 #: is watched, so a notice repeating a stop already read (the queued notice, then the same one
-#: delivered) is no longer journaled a second time.
-OBSERVATIONS = "c01a2b7cf4e7b2f030dce998f95960ec"
+#: delivered) is no longer journaled a second time. It changed again, the answers did not:
+#: an agent file without a sidecar starts its agent placed by what the transcripts state
+#: (``ChildIdentified``, ``transcript``) instead of leaving the engine to infer it, and the
+#: stop at a file's last row is observed apart from the row, under a key of its own.
+OBSERVATIONS = "23945e79b344b5e991464a19aa64da07"
 ANSWERS = "89135a344d83c81b5e7031108c452886"
 
 

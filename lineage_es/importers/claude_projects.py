@@ -15,21 +15,36 @@ still open (by their ``tool_use_id``), ``<task-notification>`` rows while backgr
 run, ``agent_progress`` rows in the versions that wrote them, and in each file its first row
 (a root is seen, an agent starts) and its last timed one (it stops). Files written before 2.1
 (inline subagents, results without ``agentId``) and any file not in the host's compact JSON
-are parsed whole. A line no marker points to is never parsed, so a broken line that carried
-nothing needed is not counted either.
+are parsed whole. A line no marker points to is never parsed; one that cannot be a row is
+still counted, by its shape (a row is a JSON object on one line: a line that does not begin
+with ``{`` and end with ``}`` is parsed to say why, :func:`~.lines.count_bad_lines`). The
+type of a row no marker points to is not checked.
 
 Sessions are read apart from each other, so a large import reads them in forked worker
 processes (:mod:`~lineage_es.importers.forked`) and takes what they found in order, journaling
 one batch while they read the next: the journal is the same as one process makes.
 
-Each file's start and stop come from its first and last rows; a grown file's first new row
-resumes its conversation (a resumed or continued session appends to the same file), and an
-agent still writing after something stopped it (its parent's result, the root's last row)
-acts again at its next row.
+Each file's start and stop come from its first and last rows, and an agent still writing
+after something stopped it (its parent's result, the root's last row) acts again at its next
+row. An agent's start carries where the transcripts place it (``transcript``): its sidecar,
+the result that names it, the one open call its first prompt repeats, or, before agents could
+spawn agents, the session its rows name; only an agent none of these places is left to the
+engine's ordering (``inferred``). A child no file of its own speaks for starts at its call.
+
+Files are read while Claude Code writes them, and every import leaves the history one import
+of the finished files would give, at every moment. A file's last row stopped its conversation
+only because the file ended there: when the file goes on, its conversation goes on from that
+very moment (a session, with the children that stopped with it), and what would have stopped
+it since is observed again after. A file with no complete row yet (empty, its first line
+being written) is read from its start next time; what the session says of an agent whose own
+file has no row yet waits one import for that row, and a session file with no row yet holds
+its agents' files back one import.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import heapq
 import os
 import re
@@ -39,7 +54,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -50,8 +65,10 @@ from lineage_es.facts import (
     ChildStarted,
     Fact,
     Observation,
+    Resumed,
     RootSeen,
     SessionEnded,
+    SpawnRequested,
     Stopped,
 )
 from lineage_es.hosts.base import parse_time, payload_key
@@ -82,7 +99,10 @@ from lineage_es.importers.lines import (
     Chunks,
     Region,
     Skips,
+    count_bad_lines,
+    looks_like_object,
     read_lines,
+    why_bad,
 )
 
 if TYPE_CHECKING:
@@ -123,9 +143,18 @@ PARALLEL_BYTES = 32 * 1024 * 1024
 #: At most this many reading processes.
 MAX_WORKERS = 4
 
+#: The first version whose subagents may spawn subagents (HOSTS.md 1.2, Nesting): before it,
+#: the session an agent file's rows name is that agent's parent.
+NESTING_SINCE = (2, 1, 172)
+
 _AGENT_FILE = re.compile(r"agent-(.+)\.jsonl")
 _TAIL_CHECK = 32
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
+
+#: The facts a held-back observation may carry, by name (see ``_Session._hold_back``).
+_FACTS: dict[str, type[Fact]] = {
+    kind.__name__: kind for kind in (Acted, ChildIdentified, ChildStarted, Resumed, Stopped)
+}
 
 
 def import_claude(
@@ -188,7 +217,7 @@ class _Import:
             files = [f for f in [group.main, *group.agents] if f is not None]
             changed = [f for f in files if not self.ledger.unchanged(f)]
             self.report.unchanged += len(files) - len(changed)
-            if changed:
+            if changed or self.ledger.group(group.key).get("held"):
                 todo.append(group)
                 sizes.append(sum(f.size - self._offset(f) for f in changed))
         self.progress.begin(sum(sizes))
@@ -314,16 +343,28 @@ class _File:
     at: datetime | None = None
     first_at: datetime | None = None
     last_at: datetime | None = None
+    #: The latest time of a row observed in this file in this run.
+    latest: datetime | None = None
     needs_head: bool = True
     resume: bool = False
+    #: Where a main file's last timed row stopped its root: the file had ended there. When
+    #: the file goes on, the root (and what stopped with it) goes on from that very moment.
+    stop: datetime | None = None
     legacy: bool = False
     progress_rows: bool = False
     internal: bool = False
+    #: Whether this agent's version lets subagents spawn subagents; its first prompt's digest.
+    nesting: bool = False
+    prompt: bytes | None = None
     #: Observations made at each row (by byte offset): a row's facts share one observation.
     emitted: dict[int, int] = field(default_factory=dict)
+    #: Observations made apart from their row's (a stop, a resume, a start at its call).
+    extra: list[int] = field(default_factory=list)
     #: Leading rows that carry no time, held until the file's first time is known.
     held: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     owns: set[str] = field(default_factory=set)
+    #: Rows of an unknown type parsed in this run (by offset), counted once.
+    unknown: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -338,6 +379,15 @@ class _Outcome:
     entries: dict[str, dict[str, Any]]
     state: dict[str, Any]
     report: ImportReport
+
+
+class _Call(NamedTuple):
+    """A spawn call: who made it, when, and its prompt's digest (an agent's first prompt
+    repeats it)."""
+
+    parent: str
+    at: datetime
+    prompt: bytes | None
 
 
 def _workers(sessions: int, total: int) -> int:
@@ -377,13 +427,38 @@ class _Session:
             or (not self.ledger.unchanged(main) and self._rewritten(main))
         )
         self.meaning = RowMeaning() if restart else RowMeaning.from_state(state.get("meaning", {}))
+        if restart:
+            state = {}
         #: Background agents launched and not yet stopped: only then do notices matter.
-        self.background: set[str] = set() if restart else set(state.get("background") or ())
+        self.background: set[str] = set(state.get("background") or ())
         self.timed: list[Timed] = []
         self.files: list[_File] = []
         self.seen: set[str] = set()
         #: The child each spawn key named, so a stop by spawn key finds its agent.
         self.spawned: dict[str, str] = {}
+        #: Spawn calls by key: this run's, and those earlier runs read and no child claimed.
+        self.calls: dict[str, _Call] = _load_calls(state.get("calls"))
+        #: The parent and spawn key a transcript row gave each child (a result, a progress row).
+        self.identified: dict[str, tuple[str, str | None]] = {}
+        #: Agents started by their first row with no parent named yet: placed after reading.
+        self.unplaced: list[tuple[_File, int, ChildStarted]] = []
+        #: Children the root's last stop stopped with it (the session file had ended there),
+        #: each with what it did after: ``[time, "act" | "stop" | "own"]`` pairs.
+        self.ended: dict[str, list[list[str]]] = _load_later(state.get("ended"))
+        #: Agents their own file's last row stopped (the file had ended there): when, and what
+        #: would have stopped them since had they gone on: ``[time, "stop" | "root"]`` pairs.
+        self.own: dict[str, tuple[str, list[list[str]]]] = _load_own(state.get("own"))
+        #: Observations (by index in ``timed``) that stop a file at its end: the session's
+        #: (``end``), an agent's own (``own``); and a root's stop observed again (``root``).
+        self.kinds: dict[int, str] = {}
+        #: Facts about agents whose own file had no first row yet, held back by the last run.
+        self.held: list[Any] = list(state.get("held") or ())
+        #: The observations released from ``held`` in this run (by index in ``timed``).
+        self.released: set[int] = set()
+        #: The agents that have a file of their own in this session.
+        self.agent_ids = {_agent_of(found) for found in group.agents}
+        #: Whether the last run held the agent files back for want of the session's first row.
+        self.waited = bool(state.get("waited"))
 
     # -- driving ----------------------------------------------------------------------------
 
@@ -392,13 +467,35 @@ class _Session:
         session = group.key.rsplit("/", 1)[-1]
         if group.main is not None:
             self._read_file(group.main, 0, "main", session)
+        # A session file with no row yet (empty, or its first line still being written)
+        # holds its agents' files back one run: they are read with the session's first rows,
+        # not before them (the session's root would start at its agents' first rows).
+        waiting = self._headless_main() and not self.waited
         for rank, found in enumerate(sorted(group.agents, key=lambda f: f.rel), start=1):
+            if waiting:
+                break
             kind = "agent" if _nested_session(found.rel) is not None else "flat"
             self._read_file(found, rank, kind, session)
+        self._release_held()
+        self._place_starts()
         self._acting_after_stops()
-        state = {"meaning": self.meaning.state(), "background": sorted(self.background)}
+        held = self._hold_back()
+        open_calls = set(self.meaning.open_spawns()) - set(self.spawned)
+        state = {
+            "meaning": self.meaning.state(),
+            "background": sorted(self.background),
+            "calls": {
+                key: [call.parent, call.at.isoformat(), call.prompt.hex() if call.prompt else None]
+                for key, call in self.calls.items()
+                if key in open_calls
+            },
+            **self._ended(),
+            "held": held,
+            "waited": waiting,
+        }
+        timed = [item for item in self.timed if item[3].facts]
         return _Outcome(
-            group.key, self.timed, self.bytes, self.advanced, self.entries, state, self.report
+            group.key, timed, self.bytes, self.advanced, self.entries, state, self.report
         )
 
     def _read_file(self, found: Found, rank: int, kind: str, session: str) -> None:
@@ -414,15 +511,17 @@ class _Session:
         file.root = entry.get("root") or (session if kind == "main" else None)
         file.speaker = entry.get("speaker")
         file.at = parse_time(entry.get("at"))
-        file.needs_head = not entry
-        file.resume = bool(entry)
+        file.stop = parse_time(entry.get("stop"))
+        # A file read before that gave no row yet (empty, its first line torn, or only rows
+        # that name no session) still has its first row to come: it starts, not resumes.
+        file.needs_head = file.speaker is None
+        file.resume = not file.needs_head
         file.legacy = bool(entry.get("legacy"))
         file.progress_rows = bool(entry.get("progress_rows"))
         file.internal = bool(entry.get("internal"))
         file.owns = set(entry.get("owns") or ())
         if kind != "main":
-            match = _AGENT_FILE.fullmatch(found.rel.rsplit("/", 1)[-1])
-            file.agent = entry.get("agent") or (match.group(1) if match else None)
+            file.agent = entry.get("agent") or _agent_of(found)
         if file.internal:
             self._put_entry(file, found.size, b"")
             return
@@ -436,9 +535,13 @@ class _Session:
                     self.progress.advance(len(region.data))
                     if file.internal:
                         break
-                self._release(file)
-                self._last_row(file, chunks)
                 end = found.size if file.internal else chunks.end
+                if file.held:
+                    # No row gave the file a time yet: nothing of it is observed, and the
+                    # next run reads these rows again, to time them by the first timed row
+                    # as one run reading the finished file does.
+                    end, file.held = file.held[0][0], []
+                self._last_row(file, chunks)
                 check = b""
                 if end and not file.internal:
                     stream.seek(end - min(end, _TAIL_CHECK))
@@ -465,6 +568,7 @@ class _Session:
             "root": file.root,
             "speaker": file.speaker,
             "at": file.at.isoformat() if file.at else None,
+            "stop": file.stop.isoformat() if file.stop else None,
             "legacy": file.legacy,
             "progress_rows": file.progress_rows,
             "owns": sorted(file.owns),
@@ -495,6 +599,11 @@ class _Session:
     # -- which lines to parse -----------------------------------------------------------------
 
     def _region(self, file: _File, region: Region) -> None:
+        self._marked(file, region)
+        if not file.internal:
+            count_bad_lines(region.data, self.skips)
+
+    def _marked(self, file: _File, region: Region) -> None:
         data, base, pos = region.data, region.offset, 0
         # Until the file's first row is known, and in files parsed whole, every line is read.
         while pos < len(data) and (file.needs_head or file.resume or file.legacy):
@@ -551,18 +660,18 @@ class _Session:
 
     def _line(self, file: _File, offset: int, raw: bytes) -> None:
         """Parse one line and observe what it means."""
-        if not raw.strip():
-            return
         try:
             row = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            self.skips[NOT_JSON] += 1
+            # Lines without an object's shape are counted with the region's (count_bad_lines).
+            if looks_like_object(raw):
+                self.skips[why_bad(raw) or NOT_JSON] += 1
             return
         if not isinstance(row, dict):
-            self.skips[NOT_OBJECT] += 1
-            return
+            return  # counted with the region's lines: it has no object's shape
         if row.get("type") not in ROW_TYPES:
             self.skips[UNKNOWN_TYPE] += 1
+            file.unknown.add(offset)
             return
         uuid = row.get("uuid")
         if isinstance(uuid, str):
@@ -602,6 +711,13 @@ class _Session:
         session = row.get("sessionId")
         if not isinstance(session, str) or not session:
             return  # it belongs to the next session, which it does not name
+        found: list[Fact] = []
+        if row.get("forkedFrom"):
+            pass  # history copied from the session it was forked from: not this one's doing
+        elif row.get("isSidechain") is True and not row.get("agentId"):
+            found = self.meaning.inline_child(row, session)
+        else:
+            found = self.meaning.facts(row, session)
         facts: list[Fact] = []
         if file.speaker is None:
             source = "fork" if row.get("forkedFrom") else "transcript"
@@ -613,18 +729,77 @@ class _Session:
             self._emit(file, offset, row, file.speaker, file.speaker, ended, key_suffix="end")
             facts.append(RootSeen(session, source="clear"))
             self.report.roots.add(session)
+            self.ended.clear()
         elif file.resume:
-            facts.append(Acted(session))
+            if found or row.get("timestamp") is not None:
+                self._resume(file, offset, row, session)
+            else:
+                # A row with no time (a title, a mode) is written again after every turn,
+                # so it is no new row to hang the resume on: the next timed row is.
+                return
         file.needs_head = file.resume = False
         file.speaker = file.root = session
         file.owns.add(session)
-        if row.get("forkedFrom"):
-            pass  # history copied from the session it was forked from: not this one's doing
-        elif row.get("isSidechain") is True and not row.get("agentId"):
-            facts.extend(self.meaning.inline_child(row, session))
-        else:
-            facts.extend(self.meaning.facts(row, session))
+        facts.extend(found)
         self._emit(file, offset, row, session, session, facts)
+
+    def _resume(self, file: _File, offset: int, row: dict[str, Any], session: str) -> None:
+        """The session file goes on after the row where the last run stopped its root: the
+        file had only ended there. The root goes on from that moment, and so do the children
+        that stopped with it alone, so the history reads as if both runs had been one."""
+        again: list[Fact] = [Acted(session), *(Resumed(child) for child in sorted(self.ended))]
+        at = parse_time(row.get("timestamp"))
+        # Never after the row that resumes it (rows are not always in time order).
+        when = min(file.stop, at) if file.stop and at else file.stop or at
+        suffix = f"resume@{offset}"
+        self._emit(file, offset, row, session, session, again, at=when, key_suffix=suffix)
+        # What such a child did after the root's stop was journaled while it stood stopped:
+        # it is observed again, after the resume, so that it comes out as it happened.
+        for child, later in sorted(self.ended.items()):
+            for number, (time, kind) in enumerate(later):
+                fact = Resumed(child) if kind == "act" else Stopped(conversation=child)
+                self._emit(
+                    file,
+                    offset,
+                    row,
+                    child,
+                    session,
+                    [fact],
+                    at=parse_time(time),
+                    key_suffix=f"again@{offset}:{child}:{number}",
+                    tag="own" if kind == "own" else "",
+                )
+        self.ended = {}
+        # The root's stop did not happen after all: it stops no agent that had stopped first.
+        for _, later in self.own.values():
+            later[:] = [pair for pair in later if pair[1] != "root"]
+
+    def _resume_agent(self, file: _File, offset: int, row: dict[str, Any], agent: str) -> None:
+        """The agent's file goes on after the row where an earlier run stopped it: the file
+        had only ended there. The agent goes on from that moment; what would have stopped it
+        since, had it gone on (its parent's result, a notice, the session's end), is observed
+        again after that, so that it comes out as it happened (and the agent acts again at
+        its first row after each, :meth:`_acting_after_stops`)."""
+        stopped, later = self.own.pop(agent)
+        at = parse_time(row.get("timestamp"))
+        since = parse_time(stopped)
+        when = min(since, at) if since and at else since or at
+        again: list[Fact] = [Resumed(agent)]
+        self._emit(
+            file, offset, row, agent, file.root, again, at=when, key_suffix=f"resume@{offset}"
+        )
+        for number, (time, kind) in enumerate(later):
+            self._emit(
+                file,
+                offset,
+                row,
+                agent,
+                file.root,
+                [Stopped(conversation=agent)],
+                at=parse_time(time),
+                key_suffix=f"again@{offset}:{number}",
+                tag="root" if kind == "root" else "",
+            )
 
     def _agent_row(self, file: _File, offset: int, row: dict[str, Any]) -> None:
         named = row.get("agentId")
@@ -642,9 +817,17 @@ class _Session:
                 return
             file.agent = file.speaker = agent
             file.root = root
-            facts.append(self._start(file, agent, root))
+            version = row.get("version")
+            file.nesting = not isinstance(version, str) or _version(version) >= NESTING_SINCE
+            file.prompt = _prompt(row)
+            start = self._start(file, agent, root)
+            if isinstance(start, ChildStarted):
+                self.unplaced.append((file, offset, start))
+            facts.append(start)
             self.report.subagents.add(agent)
         elif file.resume:
+            if agent in self.own:
+                self._resume_agent(file, offset, row, agent)
             facts.append(Acted(agent))
         file.resume = False
         file.owns.add(agent)
@@ -664,6 +847,67 @@ class _Session:
                 self.skips[BAD_SIDECAR] += 1
         return agent_start(meta, agent, root)
 
+    # -- placing agents by what the transcripts state ---------------------------------------
+
+    def _place_starts(self) -> None:
+        """Place each agent its sidecar did not, once every file of the session is read, by
+        what the transcripts state (:meth:`_placement`): its start carries the placement
+        with resolution ``transcript``, rather than leaving the engine to infer it."""
+        for file, offset, start in self.unplaced:
+            index = file.emitted.get(offset)
+            placed = self._placement(file, start)
+            if index is None or placed is None:
+                continue
+            when, rank, place, observation = self.timed[index]
+            facts = tuple(placed if fact is start else fact for fact in observation.facts)
+            self.timed[index] = (when, rank, place, _replace(observation, facts))
+            self._note(file, placed, when)
+
+    def _placement(self, file: _File, start: ChildStarted) -> ChildIdentified | None:
+        """Where the transcripts place an agent that its sidecar does not: under the call
+        a result or progress row of the session names it for; under the call its sidecar's
+        ``toolUseId`` names; under the one open call whose prompt its first prompt repeats;
+        before subagents could spawn (2.1.172), under the session its rows name. ``None``
+        leaves it to the engine: an agent of a later version, with no sidecar, whose call
+        no row names yet (its result is still to come) and whose prompt matches no one call,
+        could be any agent's child, and is placed by ordering (``inferred``)."""
+        agent = start.child
+        assert agent is not None
+        parent: str | None = None
+        key = start.spawn_key
+        named = self.identified.get(agent)
+        if named is not None:
+            parent, key = named[0], named[1] or key
+        elif key is not None and key in self.calls:
+            parent = self.calls[key].parent
+        else:
+            matched = self._prompt_match(agent, file.prompt)
+            if matched is not None:
+                key, parent = matched, self.calls[matched].parent
+            elif not file.nesting:
+                parent = file.root
+        if parent is None:
+            return None
+        return ChildIdentified(
+            parent=parent,
+            child=agent,
+            resolution="transcript",
+            spawn_key=key,
+            agent_type=start.agent_type,
+            description=start.description,
+        )
+
+    def _prompt_match(self, agent: str, prompt: bytes | None) -> str | None:
+        """The one spawn call no other child claimed whose prompt ``prompt`` repeats."""
+        if prompt is None:
+            return None
+        keys = [
+            key
+            for key, call in self.calls.items()
+            if call.prompt == prompt and self.spawned.get(key, agent) == agent
+        ]
+        return keys[0] if len(keys) == 1 else None
+
     def _last_row(self, file: _File, chunks: Chunks) -> None:
         """The file's last timestamped row stops its conversation (a grown file's next row
         resumes it); rows after it without a time (titles, modes) say nothing."""
@@ -676,20 +920,61 @@ class _Session:
                 row = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 continue
-            if not isinstance(row, dict) or row.get("type") not in ROW_TYPES:
+            if not isinstance(row, dict):
+                continue  # counted with its region's lines
+            if row.get("type") not in ROW_TYPES:
+                if offset not in file.unknown:  # not counted when a marker found it
+                    self.skips[UNKNOWN_TYPE] += 1
                 continue
             at = parse_time(row.get("timestamp"))
             if at is None:
                 continue
+            # Rows are not always in time order (attachments are stamped before the prompt
+            # they follow): the file stops no earlier than anything it said.
+            at = max(at, file.latest or at)
             session = row.get("sessionId")
             if file.kind == "main" and isinstance(session, str) and session != file.speaker:
                 # A second session in the file that no marked row showed (a recorder's
                 # concatenation of a /clear): it starts here, at the latest.
                 self._main_row(file, offset, row)
-            stop: list[Fact] = [Stopped(conversation=file.speaker)]
-            self._emit(file, offset, row, file.speaker, file.root, stop, at=at)
-            file.last_at = at
+            self._stop(file, offset, row, at)
+            file.last_at = file.at = at
+            if file.kind == "main":
+                file.stop = at
             return
+
+    def _stop(self, file: _File, offset: int, row: dict[str, Any], at: datetime) -> None:
+        """Stop the file's conversation at its last row, under a key of the row's own plus
+        where it stands (a resumed session copies its old rows verbatim, and the copy of a
+        row that stopped the file in an earlier run must stop it again): with the row's own
+        facts, or apart when the stop comes later than the row (rows out of time order)."""
+        assert file.speaker is not None
+        stop: list[Fact] = [Stopped(conversation=file.speaker)]
+        tag = "end" if file.kind == "main" else "own"
+        suffix = f"stop@{offset}"
+        index = file.emitted.get(offset)
+        if index is not None and self.timed[index][0] != at:
+            self._emit(
+                file,
+                offset,
+                row,
+                file.speaker,
+                file.root,
+                stop,
+                at=at,
+                key_suffix=suffix,
+                last=True,
+                tag=tag,
+            )
+            return
+        self._emit(file, offset, row, file.speaker, file.root, stop, at=at)
+        index = file.emitted.get(offset)
+        if index is None:
+            return
+        when, rank, place, observation = self.timed[index]
+        key = f"{observation.key}:{suffix}"
+        self.timed[index] = (when, rank, place, _replace(observation, observation.facts, key))
+        self.kinds[index] = tag
 
     # -- observations ---------------------------------------------------------------------------
 
@@ -704,16 +989,27 @@ class _Session:
         *,
         at: datetime | None = None,
         key_suffix: str = "",
+        last: bool = False,
+        tag: str = "",
     ) -> None:
         """Observe ``facts`` at a row; facts for a row already observed join its
-        observation (one row, one idempotency key)."""
+        observation (one row, one idempotency key). With ``key_suffix`` they are observed
+        apart, under a key of their own; ``last`` sorts them after everything else observed
+        at the row (at ``offset + 1``: no other line starts there); ``tag`` says what kind
+        of stop they are (:attr:`_Session.kinds`)."""
         if not facts:
             return
         when = at or parse_time(row.get("timestamp")) or file.at or _mtime(file.found)
+        if not key_suffix:
+            facts = self._started_at_calls(file, offset, row, requester, root, facts, when)
+            if not facts:
+                return
         if file.first_at is None:
             file.first_at = when
+        if not key_suffix and (file.latest is None or when > file.latest):
+            file.latest = when
         for fact in facts:
-            self._note(file, fact)
+            self._note(file, fact, when)
         index = file.emitted.get(offset) if not key_suffix else None
         if index is not None:
             when, rank, place, earlier = self.timed[index]
@@ -734,22 +1030,221 @@ class _Session:
             workspace=(),
             at=when,
         )
-        if not key_suffix:
+        if tag:
+            self.kinds[len(self.timed)] = tag
+        if key_suffix:
+            file.extra.append(len(self.timed))
+        else:
             file.emitted[offset] = len(self.timed)
-        self.timed.append((when, file.rank, offset, observation))
+        self.timed.append((when, file.rank, offset + 1 if last else offset, observation))
 
-    def _note(self, file: _File, fact: Fact) -> None:
+    def _started_at_calls(
+        self,
+        file: _File,
+        offset: int,
+        row: dict[str, Any],
+        requester: str,
+        root: str | None,
+        facts: list[Fact],
+        when: datetime,
+    ) -> list[Fact]:
+        """``facts`` without those naming, for the first time, a child that has no file of
+        its own (known only from its call's result): each is observed apart, at its spawn
+        call's time, when the child started."""
+        early = [
+            fact
+            for fact in facts
+            if isinstance(fact, ChildIdentified)
+            and fact.spawn_key in self.calls
+            and fact.child not in self.agent_ids
+            and fact.child not in self.identified
+            and self.calls[fact.spawn_key].at < when
+        ]
+        for fact in early:
+            assert isinstance(fact, ChildIdentified) and fact.spawn_key is not None
+            at = self.calls[fact.spawn_key].at
+            suffix = f"start:{fact.child}"
+            self._emit(file, offset, row, requester, root, [fact], at=at, key_suffix=suffix)
+        return [fact for fact in facts if fact not in early] if early else facts
+
+    def _note(self, file: _File | None, fact: Fact, when: datetime) -> None:
         """Remember which conversations this file placed (``--reconcile`` deletes them when
-        their file is gone), which spawn key named which child, and which background agents
-        stopped."""
-        if isinstance(fact, ChildIdentified | ChildStarted) and fact.child is not None:
+        their file is gone), which spawn calls were made when and by whom, which spawn key
+        named which child under which parent, and which background agents stopped."""
+        if isinstance(fact, SpawnRequested):
+            if fact.spawn_key not in self.calls:
+                use = self.meaning.tool_uses.get(fact.spawn_key)
+                prompt = use.prompt if use is not None else None
+                self.calls[fact.spawn_key] = _Call(fact.parent, when, prompt)
+        elif isinstance(fact, ChildIdentified | ChildStarted) and fact.child is not None:
             if fact.spawn_key is not None:
                 self.spawned[fact.spawn_key] = fact.child
+            if isinstance(fact, ChildIdentified):
+                self.identified.setdefault(fact.child, (fact.parent, fact.spawn_key))
             if not is_internal_agent(fact.child):
                 self.report.subagents.add(fact.child)
-                file.owns.add(fact.child)
+                if file is not None:
+                    file.owns.add(fact.child)
         elif isinstance(fact, Stopped) and fact.conversation is not None:
             self.background.discard(fact.conversation)
+
+    # -- what the session's end stopped ------------------------------------------------------
+
+    def _ended(self) -> dict[str, Any]:
+        """What stopped only because a file had ended, for the runs that read on.
+
+        ``ended``: the children the root's last stop stopped with it, each with what it did
+        after (acted again, stopped); if the session file goes on (the root was not done),
+        :meth:`_resume` takes them on with the root and observes their later life again.
+        ``own``: the agents their own file's last row stopped, each with what would have
+        stopped it since had it gone on; if its file goes on, :meth:`_resume_agent` takes it
+        on. Found by going through this run's observations in the order the engine gets
+        them, from what the last runs left (everything else they left stopped: a run stops
+        every file at its end)."""
+        root = self._root()
+        ended = {child: list(later) for child, later in self.ended.items()}
+        own = {agent: (at, list(later)) for agent, (at, later) in self.own.items()}
+        live = {child: bool(later) and later[-1][1] == "act" for child, later in ended.items()}
+
+        def mark(child: str, kind: str, when: datetime) -> None:
+            live[child] = kind == "act"
+            if child in ended:
+                ended[child].append([when.isoformat(), kind])
+
+        for index in sorted(range(len(self.timed)), key=lambda i: self.timed[i][:3]):
+            when, _, _, observation = self.timed[index]
+            tag = self.kinds.get(index, "")
+            for fact in observation.facts:
+                if isinstance(fact, Stopped):
+                    target = fact.conversation or self.spawned.get(fact.spawn_key or "")
+                    if target is None:
+                        continue
+                    if target == root:
+                        for _, later in own.values():
+                            later.append([when.isoformat(), "root"])
+                        for child in [child for child, on in live.items() if on]:
+                            if child in ended:
+                                mark(child, "stop", when)
+                            else:
+                                live[child] = False
+                                ended[child] = []
+                    elif tag == "own" and target == observation.requester:
+                        mark(target, "own", when)
+                        own[target] = (when.isoformat(), [])
+                    elif tag == "root":  # the session's stop, observed again for an agent
+                        live[target] = False
+                        ended.setdefault(target, [])
+                    else:
+                        mark(target, "stop", when)
+                        if target in own:
+                            own[target][1].append([when.isoformat(), "stop"])
+                elif isinstance(fact, SessionEnded):
+                    live = dict.fromkeys(live, False)  # a real end: nothing goes on after it
+                    ended.clear()
+                    own.clear()
+                elif isinstance(fact, ChildIdentified | ChildStarted):
+                    if fact.child is not None and not is_internal_agent(fact.child):
+                        live.setdefault(fact.child, True)
+                elif isinstance(fact, Acted | Resumed) and fact.conversation != root:
+                    mark(fact.conversation, "act", when)
+                    own.pop(fact.conversation, None)
+        return {"ended": ended, "own": {agent: [at, later] for agent, (at, later) in own.items()}}
+
+    def _headless_main(self) -> bool:
+        """Whether the session's file was read and gave no row (it names no session yet)."""
+        main = self.group.main
+        entry = self.entries.get(main.rel) or self.ledger.entry(main.rel) if main else None
+        return entry is not None and not entry.get("speaker")
+
+    def _root(self) -> str | None:
+        """The conversation the session's main file speaks for at its end."""
+        main = self.group.main
+        if main is None:
+            return None
+        entry = self.entries.get(main.rel) or self.ledger.entry(main.rel) or {}
+        speaker = entry.get("speaker")
+        return speaker if isinstance(speaker, str) else None
+
+    # -- agents whose own file has no row yet ---------------------------------------------------
+
+    def _hold_back(self) -> list[dict[str, Any]]:
+        """Facts this run found about an agent whose own file is on disk with no complete
+        first row yet (its parent's result or a notice, written before the agent's first
+        row could be read), taken out of their observations and kept for the next run: there
+        they follow the agent's own start, as in one run reading the finished files, rather
+        than starting it at its result. The next run observes them whatever it reads."""
+        waiting = self._headless()
+        if not waiting:
+            return []
+        held: list[dict[str, Any]] = []
+        for index, (when, rank, place, observation) in enumerate(self.timed):
+            if index in self.released:
+                continue
+            about = [(fact, self._about(fact)) for fact in observation.facts]
+            kept = tuple(fact for fact, agent in about if agent not in waiting)
+            if len(kept) == len(about):
+                continue
+            whole = not kept
+            for agent in sorted({agent for _, agent in about if agent in waiting}):
+                facts = [fact for fact, of in about if of == agent]
+                held.append(
+                    {
+                        "key": observation.key if whole else f"{observation.key}:{agent}",
+                        "at": when.isoformat(),
+                        "rank": rank,
+                        "place": place,
+                        "requester": observation.requester,
+                        "root": observation.root,
+                        "facts": [[type(f).__name__, dataclasses.asdict(f)] for f in facts],
+                    }
+                )
+            self.timed[index] = (when, rank, place, _replace(observation, kept))
+        return held
+
+    def _headless(self) -> set[str]:
+        """The agents of this session whose own file gave no row yet (and is not one of the
+        host's own helpers): empty, or its first line still being written."""
+        waiting: set[str] = set()
+        for found in self.group.agents:
+            entry = self.entries.get(found.rel) or self.ledger.entry(found.rel)
+            if entry is None or entry.get("speaker") or entry.get("internal"):
+                continue
+            agent = entry.get("agent")
+            if isinstance(agent, str) and not is_internal_agent(agent):
+                waiting.add(agent)
+        return waiting
+
+    def _about(self, fact: Fact) -> str | None:
+        """The child a fact is about, when it is one."""
+        if isinstance(fact, ChildIdentified | ChildStarted):
+            return fact.child
+        if isinstance(fact, Stopped):
+            return fact.conversation or self.spawned.get(fact.spawn_key or "")
+        if isinstance(fact, Acted | Resumed):
+            return fact.conversation
+        return None
+
+    def _release_held(self) -> None:
+        """Observe what the last run held back (:meth:`_hold_back`), as it was."""
+        for item in self.held:
+            facts = _facts(item.get("facts"))
+            at = parse_time(item.get("at"))
+            if not facts or at is None or not isinstance(item.get("key"), str):
+                continue
+            observation = Observation(
+                host=HOST,
+                requester=item.get("requester"),
+                key=item["key"],
+                facts=facts,
+                root=item.get("root"),
+                workspace=(),
+                at=at,
+            )
+            for fact in facts:
+                self._note(None, fact, at)
+            self.released.add(len(self.timed))
+            rank, place = int(item.get("rank") or 0), int(item.get("place") or 0)
+            self.timed.append((at, rank, place, observation))
 
     # -- agents that go on after something stopped them -----------------------------------------
 
@@ -758,19 +1253,20 @@ class _Session:
         root's last row) that still writes rows later acts again at the first such row."""
         stops: dict[str, list[datetime]] = {}
         root_end: datetime | None = None
-        for file in self.files:
-            for index in file.emitted.values():
-                when, _, _, observation = self.timed[index]
-                for fact in observation.facts:
-                    if not isinstance(fact, Stopped):
-                        continue
-                    target = fact.conversation or self.spawned.get(fact.spawn_key or "")
-                    if target is None:
-                        continue
-                    if file.kind == "main" and target == file.speaker:
-                        root_end = when
-                    elif target != file.speaker:
-                        stops.setdefault(target, []).append(when)
+        for index, (when, _, _, observation) in enumerate(self.timed):
+            tag = self.kinds.get(index, "")
+            for fact in observation.facts:
+                if not isinstance(fact, Stopped):
+                    continue
+                target = fact.conversation or self.spawned.get(fact.spawn_key or "")
+                if target is None:
+                    continue
+                if target == observation.requester and tag == "own":
+                    continue  # a file's end stops its own agent: it writes no later row
+                if target == observation.requester and tag == "end":
+                    root_end = when
+                else:
+                    stops.setdefault(target, []).append(when)
         for file in self.files:
             if file.kind == "main" or file.agent is None or file.last_at is None:
                 continue
@@ -808,6 +1304,91 @@ class _Session:
                     self._emit(file, here, row, agent, file.root, [Acted(agent)])
         except OSError:
             return
+
+
+def _agent_of(found: Found) -> str | None:
+    """The agent an ``agent-<id>.jsonl`` file is named for."""
+    match = _AGENT_FILE.fullmatch(found.rel.rsplit("/", 1)[-1])
+    return match.group(1) if match else None
+
+
+def _version(version: str) -> tuple[int, ...]:
+    """``2.1.143`` as ``(2, 1, 143)``; as far as it is numbers."""
+    parts: list[int] = []
+    for part in version.split("."):
+        digits = re.match(r"\d+", part)
+        if digits is None:
+            break
+        parts.append(int(digits.group()))
+    return tuple(parts)
+
+
+def _prompt(row: Mapping[str, Any]) -> bytes | None:
+    """The digest of an agent's first prompt, as :class:`RowMeaning` keeps its call's."""
+    message = row.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        texts = [
+            block["text"]
+            for block in content
+            if isinstance(block, dict)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
+        ]
+        content = texts[0] if len(texts) == 1 else None
+    if not isinstance(content, str):
+        return None
+    return hashlib.blake2b(content.encode(), digest_size=16).digest()
+
+
+def _load_calls(state: Any) -> dict[str, _Call]:
+    calls: dict[str, _Call] = {}
+    for key, fields in (state if isinstance(state, dict) else {}).items():
+        if not isinstance(fields, list) or len(fields) != 3:
+            continue
+        parent, at, prompt = fields
+        when = parse_time(at)
+        if isinstance(parent, str) and when is not None:
+            digest = bytes.fromhex(prompt) if isinstance(prompt, str) else None
+            calls[key] = _Call(parent, when, digest)
+    return calls
+
+
+def _load_later(state: Any) -> dict[str, list[list[str]]]:
+    """``{conversation: [[time, kind], ...]}`` as kept in the ledger."""
+    found: dict[str, list[list[str]]] = {}
+    for conversation, later in (state if isinstance(state, dict) else {}).items():
+        if isinstance(later, list):
+            found[conversation] = [
+                [pair[0], pair[1]]
+                for pair in later
+                if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
+            ]
+    return found
+
+
+def _load_own(state: Any) -> dict[str, tuple[str, list[list[str]]]]:
+    """``{agent: [time, [[time, kind], ...]]}`` as kept in the ledger."""
+    found: dict[str, tuple[str, list[list[str]]]] = {}
+    for agent, value in (state if isinstance(state, dict) else {}).items():
+        if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
+            found[agent] = (value[0], _load_later({agent: value[1]}).get(agent, []))
+    return found
+
+
+def _facts(rows: Any) -> tuple[Fact, ...]:
+    """Facts kept as ``[name, fields]`` pairs (:meth:`_Session._hold_back`)."""
+    facts: list[Fact] = []
+    for pair in rows if isinstance(rows, list) else ():
+        if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[1], dict):
+            continue
+        kind = _FACTS.get(pair[0])
+        if kind is not None:
+            try:
+                facts.append(kind(**pair[1]))
+            except TypeError:
+                continue
+    return tuple(facts)
 
 
 def _is_transcript(name: str) -> bool:
@@ -871,11 +1452,13 @@ def _merge(earlier: tuple[Fact, ...], later: list[Fact]) -> tuple[Fact, ...]:
     return (*acts, *earlier, *rest)
 
 
-def _replace(observation: Observation, facts: tuple[Fact, ...]) -> Observation:
+def _replace(
+    observation: Observation, facts: tuple[Fact, ...], key: str | None = None
+) -> Observation:
     return Observation(
         host=observation.host,
         requester=observation.requester,
-        key=observation.key,
+        key=observation.key if key is None else key,
         facts=facts,
         root=observation.root,
         workspace=observation.workspace,

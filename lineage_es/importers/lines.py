@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, NamedTuple
 
+import orjson
+
 from lineage_es.lines import MAX_LINE_BYTES, bounded_lines
 
 #: Files larger than this are skipped by default: no real transcript is near it, and it keeps
@@ -31,6 +33,7 @@ Skips = Counter[str]
 
 OVERLONG = f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB"
 NOT_JSON = "line is not JSON"
+TORN = "torn line (a JSON row cut short)"
 NOT_OBJECT = "line is not a JSON object"
 UNKNOWN_TYPE = "row of an unknown type"
 BAD_FIELDS = "row with mistyped lineage fields"
@@ -72,6 +75,49 @@ def read_lines(stream: IO[bytes], skips: Skips) -> Iterator[tuple[bytes, int, bo
         skips[OVERLONG] += 1
 
     return bounded_lines(stream, MAX_LINE_BYTES, overlong)
+
+
+def looks_like_object(raw: bytes) -> bool:
+    """Whether a line (with or without its newline) has a JSON object's shape: it begins
+    with ``{`` and ends with ``}``. Lines of that shape are the ones :func:`count_bad_lines`
+    leaves to whoever parses them."""
+    line = raw[:-1] if raw.endswith(b"\n") else raw
+    return line.startswith(b"{") and line.endswith(b"}")
+
+
+def why_bad(raw: bytes) -> str | None:
+    """Why a line cannot be a row (:data:`TORN`, :data:`NOT_JSON`, :data:`NOT_OBJECT`), or
+    ``None`` for a row and for a blank line."""
+    line = raw.strip()
+    if not line:
+        return None
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        cut_short = line.startswith(b"{") and exc.pos >= len(line)
+        return TORN if cut_short else NOT_JSON
+    return None if isinstance(value, dict) else NOT_OBJECT
+
+
+def count_bad_lines(data: bytes, skips: Skips) -> None:
+    """Count in ``skips`` the lines of ``data`` (complete lines) that cannot be rows, without
+    parsing the others: a row is a JSON object on one line, so a line that begins with ``{``
+    and ends with ``}`` is taken for one (whoever parses it counts it if it is not), and only
+    the others are parsed here, to say why (blank lines are no rows, and no fault).
+
+    One C-level search per line (``bytes.find`` of the newline), two byte compares, and no
+    copy: a few per cent of the time the marker searches take, where rows are long."""
+    find = data.find
+    pos, end = 0, len(data)
+    while pos < end:
+        stop = find(b"\n", pos)
+        if stop < 0:
+            stop = end
+        if stop > pos and (data[pos] != 0x7B or data[stop - 1] != 0x7D):  # { ... }
+            reason = why_bad(data[pos:stop])
+            if reason is not None:
+                skips[reason] += 1
+        pos = stop + 1
 
 
 class Region(NamedTuple):

@@ -1,0 +1,273 @@
+"""Importing files Claude Code is still writing: whatever an import caught, the imports after
+it leave the history one import of the finished files gives, at every moment."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from lineage_es.engine import Engine, open_engine
+from lineage_es.errors import UnknownConversation
+from lineage_es.importers import import_claude
+from lineage_es.queries import Queries
+from tests.test_import_claude import AGENT, SESSION, Session, at, members
+
+SECONDS = range(0, 12)
+
+
+def one_import(folder: Path) -> Engine:
+    """The finished files, imported once."""
+    engine = open_engine("memory://")
+    import_claude(engine, folder)
+    return engine
+
+
+def history(engine: Engine, seconds: Iterable[int] = SECONDS) -> list[dict[str, tuple]]:
+    """Each member's status, parent and resolution, second by second (time travel)."""
+    return [_moment(engine.as_of(time=at(s))) for s in seconds]
+
+
+def _moment(view: Queries) -> dict[str, tuple]:
+    try:
+        family = view.family(SESSION)
+    except UnknownConversation:
+        return {}  # before the root started
+    return {m.conversation: (m.status, m.parent, m.resolution) for m in family}
+
+
+def answers(engine: Engine) -> dict[str, tuple]:
+    return {
+        m.conversation: (m.status, m.parent, m.resolution, m.started_at, m.stopped_at)
+        for m in engine.family(SESSION)
+    }
+
+
+def assert_as_one_import(engine: Engine, folder: Path) -> None:
+    once = one_import(folder)
+    assert answers(engine) == answers(once)
+    assert history(engine) == history(once)
+
+
+def background_child_then_waiting(folder: Path) -> Session:
+    """The root launches AGENT in the background (no file of its own) and waits: its file
+    ends with the untimed rows written after every turn."""
+    s = Session(folder)
+    s.prompt(1)
+    s.spawn(2, "toolu_A", run_in_background=True)
+    s.result(2, "toolu_A", AGENT, status="async_launched")
+    s.answer(3)
+    s.tail()
+    return s
+
+
+# -- a file with no complete row yet ------------------------------------------------------------
+
+
+def start_writing(path: Path, how: str, row: bytes) -> None:
+    """The file exists with nothing complete in it: empty, or its first row half written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"" if how == "empty" else row[: len(row) // 2])
+
+
+@pytest.mark.parametrize("how", ["empty", "torn"])
+def test_agent_file_with_no_complete_row_at_the_first_import_starts_its_agent_at_its_first_row(
+    tmp_path: Path, memory: Engine, how: str
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.spawn(2, "toolu_A")
+    start_writing(s.agent_path(AGENT), how, b'{"type":"user","sessionId":"x"}\n')
+    import_claude(memory, tmp_path)
+    s.agent_path(AGENT).write_bytes(b"")
+    s.prompt(3, "do it", agent=AGENT)
+    s.answer(6, agent=AGENT)
+    s.result(7, "toolu_A", AGENT)
+    s.answer(9)
+    import_claude(memory, tmp_path)
+    assert members(memory)[AGENT].started_at.startswith("2026-09-03T08:00:03")
+    assert_as_one_import(memory, tmp_path)
+
+
+@pytest.mark.parametrize("how", ["empty", "torn"])
+def test_hosts_own_agent_file_with_no_complete_row_at_the_first_import_is_never_a_child(
+    tmp_path: Path, memory: Engine, how: str
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    helper = "acompact-e1f845"
+    start_writing(s.agent_path(helper), how, b'{"type":"user","sessionId":"x"}\n')
+    import_claude(memory, tmp_path)
+    s.agent_path(helper).write_bytes(b"")
+    s.prompt(3, "summarise", agent=helper)
+    s.answer(5, agent=helper)
+    report = import_claude(memory, tmp_path)
+    assert set(members(memory)) == {SESSION}
+    assert report.internal == 1
+
+
+def test_session_file_with_no_complete_row_at_the_first_import_holds_its_agents_back(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.spawn(2, "toolu_A")
+    s.prompt(3, "do it", agent=AGENT)
+    s.answer(6, agent=AGENT)
+    s.result(7, "toolu_A", AGENT)
+    s.answer(9)
+    finished = s.main.read_bytes()
+    s.main.write_bytes(finished[:40])  # its first row still being written
+    import_claude(memory, tmp_path)
+    assert memory.forest(include_stopped=True) == ()
+    s.main.write_bytes(finished)
+    import_claude(memory, tmp_path)
+    assert_as_one_import(memory, tmp_path)
+
+
+def test_result_read_before_its_agents_first_row_waits_for_that_row(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.spawn(2, "toolu_A")
+    s.result(7, "toolu_A", AGENT)
+    s.answer(9)
+    s.agent_path(AGENT).parent.mkdir(parents=True)
+    s.agent_path(AGENT).write_bytes(b"")  # the agent's rows are not on disk yet
+    import_claude(memory, tmp_path)
+    s.prompt(3, "do it", agent=AGENT)
+    s.answer(6, agent=AGENT)
+    import_claude(memory, tmp_path)
+    child = members(memory)[AGENT]
+    assert (child.started_at[11:19], str(child.stopped_at)[11:19]) == ("08:00:03", "08:00:06")
+    assert_as_one_import(memory, tmp_path)
+
+
+def test_leading_rows_without_a_time_wait_for_the_files_first_time(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = Session(tmp_path)
+    s.tail()  # a mode and a title, before the first prompt
+    import_claude(memory, tmp_path)
+    assert memory.forest(include_stopped=True) == ()
+    s.prompt(4)
+    import_claude(memory, tmp_path)
+    assert members(memory)[SESSION].started_at.startswith("2026-09-03T08:00:04")
+
+
+# -- a file that goes on after an import --------------------------------------------------------
+
+
+def test_session_read_while_it_waits_for_a_background_child_agrees_with_one_import(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = background_child_then_waiting(tmp_path)
+    import_claude(memory, tmp_path)  # the file ends at second 3: root and child stop there
+    s.tail()  # the untimed rows again: the same rows, so no new row to resume at
+    s.notice(8, AGENT, status="killed")
+    s.answer(9)
+    import_claude(memory, tmp_path)
+    assert {c: v[0] for c, v in history(memory, [5])[0].items()} == {
+        SESSION: "live",
+        AGENT: "live",
+    }
+    assert_as_one_import(memory, tmp_path)
+
+
+def test_continued_session_goes_on_from_its_old_last_row(tmp_path: Path, memory: Engine) -> None:
+    s = background_child_then_waiting(tmp_path)
+    import_claude(memory, tmp_path)
+    s.notice(8, AGENT)
+    import_claude(memory, tmp_path)
+    root = members(memory.as_of(time=at(3)))[SESSION]
+    assert (root.status, members(memory.as_of(time=at(6)))[SESSION].status) == ("live", "live")
+
+
+def test_agent_file_read_while_its_agent_works_agrees_with_one_import(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.spawn(2, "toolu_A")
+    s.prompt(3, "do it", agent=AGENT)
+    import_claude(memory, tmp_path)  # the agent's file ends at second 3
+    s.answer(6, agent=AGENT)
+    s.result(7, "toolu_A", AGENT)
+    s.answer(9)
+    import_claude(memory, tmp_path)
+    assert members(memory.as_of(time=at(4)))[AGENT].status == "live"
+    assert_as_one_import(memory, tmp_path)
+
+
+def test_agent_that_outlives_the_sessions_last_row_agrees_with_one_import(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.spawn(2, "toolu_A", run_in_background=True)
+    s.result(2, "toolu_A", AGENT, status="async_launched")
+    s.prompt(3, "do it", agent=AGENT)
+    s.answer(4)
+    s.answer(5, agent=AGENT)
+    import_claude(memory, tmp_path)  # the session's file ends at 4, the agent's at 5
+    s.answer(7, agent=AGENT)
+    s.notice(8, AGENT)
+    s.answer(10)
+    import_claude(memory, tmp_path)
+    assert_as_one_import(memory, tmp_path)
+
+
+def test_every_moment_of_a_session_imported_three_times_agrees_with_one_import(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.spawn(2, "toolu_A", run_in_background=True)
+    s.result(2, "toolu_A", AGENT, status="async_launched")
+    s.prompt(3, "do it", agent=AGENT)
+    s.answer(4)
+    import_claude(memory, tmp_path)
+    s.answer(5, agent=AGENT)
+    s.tail()
+    import_claude(memory, tmp_path)
+    s.answer(7, agent=AGENT)
+    s.notice(8, AGENT)
+    s.answer(9)
+    import_claude(memory, tmp_path)
+    assert_as_one_import(memory, tmp_path)
+
+
+def test_resumed_session_copying_its_old_rows_stops_again_at_the_copy_of_its_last_row(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.answer(3)
+    first = s.main.read_bytes()
+    import_claude(memory, tmp_path)
+    s.write(s.main, first)  # a resume that copies the old rows (same uuids, same times)
+    import_claude(memory, tmp_path)
+    assert_as_one_import(memory, tmp_path)
+
+
+def test_corpus_background_session_imported_while_it_waits_is_live_between(
+    corpus: Path, tmp_path: Path, memory: Engine
+) -> None:
+    case = corpus / "claude" / "irrlicht_3-2-background-killed_v2.1.156"
+    (source,) = case.glob("*.jsonl")
+    copy = tmp_path / "p" / source.name
+    copy.parent.mkdir()
+    copy.write_bytes(b"".join(source.read_bytes().splitlines(keepends=True)[:22]))
+    import_claude(memory, tmp_path)
+    shutil.copy(source, copy)
+    import_claude(memory, tmp_path)
+    root = "79322395-6d9a-49b4-82af-08898027aa0e"
+    view = memory.as_of(time=at(0).replace(2026, 5, 29, 17, 49, 30))
+    assert [m.status for m in view.family(root)] == ["live"] * 4
+    once = one_import(tmp_path)
+    assert [(m.conversation, m.stopped_at) for m in memory.family(root)] == [
+        (m.conversation, m.stopped_at) for m in once.family(root)
+    ]
