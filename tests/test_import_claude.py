@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,9 @@ from hypothesis import strategies as st
 from lineage_es.engine import Engine, open_engine
 from lineage_es.errors import InputError
 from lineage_es.importers import ImportReport, import_claude
+from lineage_es.importers import ledger as ledger_module
 from lineage_es.importers import lines as lines_module
+from lineage_es.importers.ledger import NOT_REGULAR, UNREADABLE_FOLDER
 from lineage_es.model import Member
 from lineage_es.queries import Queries
 
@@ -575,3 +579,31 @@ def test_corpus_parallel_spawns_are_placed_from_the_transcript_while_they_run(
     root = "64f42b5c-9da1-4e5f-9ec1-aae47ca0f4c8"
     children = [m for m in view.family(root) if m.conversation != root]
     assert {(m.parent, m.resolution) for m in children} == {(root, "transcript")}
+
+
+def test_fifo_named_like_a_session_is_counted_and_never_opened(
+    tmp_path: Path, memory: Engine
+) -> None:
+    session = one_child(tmp_path)
+    os.mkfifo(session.project / "0f0f0f0f-0000-4000-8000-000000000002.jsonl")  # would block
+    report = run(memory, tmp_path)
+    assert report.skipped == {NOT_REGULAR: 1}
+    assert SESSION in members(memory)
+
+
+def test_session_in_a_folder_that_cannot_be_listed_is_not_taken_for_gone(
+    tmp_path: Path, memory: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = one_child(tmp_path)
+    run(memory, tmp_path)
+    real = os.scandir
+
+    def scandir(path: Any) -> Iterator[os.DirEntry[str]]:
+        if Path(path) == session.project:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(ledger_module.os, "scandir", scandir)
+    report = run(memory, tmp_path, reconcile_gone=True)
+    assert (report.skipped, report.gone, report.deleted) == ({UNREADABLE_FOLDER: 1}, 0, [])
+    assert members(memory)[SESSION].status != "deleted"

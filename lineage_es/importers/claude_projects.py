@@ -207,7 +207,14 @@ class _Import:
         self.sidecars: set[str] = set()
 
     def run(self, reconcile_gone: bool) -> ImportReport:
-        found = list(walk(self.folder, _is_transcript, note=(_is_sidecar, self.sidecars)))
+        found = list(
+            walk(
+                self.folder,
+                _is_transcript,
+                note=(_is_sidecar, self.sidecars),
+                report=self.report,
+            )
+        )
         self.report.files = len(found)
         present = {f.rel for f in found}
         groups = self._groups(found)
