@@ -1,0 +1,312 @@
+"""What one import leaves the next about a session still being written.
+
+Files are read while Claude Code writes them, and every import leaves the history one import
+of the finished files would give, at every moment. A file's last row stopped its conversation
+only because the file ended there: when the file goes on, its conversation goes on from that
+very moment (a session, with the children that stopped with it), and what would have stopped
+it since is observed again after. A file with no complete row yet (empty, its first line
+being written) is read from its start next time; what the session says of an agent whose own
+file has no row yet waits one import for that row, and a session file with no row yet holds
+its agents' files back one import.
+
+A module of its own because one import of the finished files needs none of it: a mixin of
+:class:`~.claude_session.SessionReader` (resuming, what a file's end stopped, what waits for an
+agent's first row), and the loaders of what it keeps in the ledger's session state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from typing import Any
+
+from lineage_es.facts import (
+    Acted,
+    ChildIdentified,
+    ChildStarted,
+    Fact,
+    Observation,
+    Resumed,
+    SessionEnded,
+    Stopped,
+)
+from lineage_es.hosts.base import parse_time
+from lineage_es.hosts.claude import HOST, is_internal_agent
+from lineage_es.importers.claude_session_state import FileState, SessionState, SpawnCall, with_facts
+
+#: The facts a held-back observation may carry, by name (see ``Carryover._hold_back``).
+_FACTS: dict[str, type[Fact]] = {
+    kind.__name__: kind for kind in (Acted, ChildIdentified, ChildStarted, Resumed, Stopped)
+}
+
+
+class Carryover(SessionState):
+    """Takes on, or keeps for the next run, what a file's end stopped or held back."""
+
+    # -- a file that goes on after where it had ended -----------------------------------------
+
+    def _resume(self, file: FileState, offset: int, row: dict[str, Any], session: str) -> None:
+        """The session file goes on after the row where the last run stopped its root: the
+        file had only ended there. The root goes on from that moment, and so do the children
+        that stopped with it alone, so the history reads as if both runs had been one."""
+        again: list[Fact] = [Acted(session), *(Resumed(child) for child in sorted(self.ended))]
+        at = parse_time(row.get("timestamp"))
+        # Never after the row that resumes it (rows are not always in time order).
+        when = min(file.stop, at) if file.stop and at else file.stop or at
+        suffix = f"resume@{offset}"
+        self._emit(file, offset, row, session, session, again, at=when, key_suffix=suffix)
+        # What such a child did after the root's stop was journaled while it stood stopped:
+        # it is observed again, after the resume, so that it comes out as it happened.
+        for child, later in sorted(self.ended.items()):
+            for number, (time, kind) in enumerate(later):
+                fact = Resumed(child) if kind == "act" else Stopped(conversation=child)
+                self._emit(
+                    file,
+                    offset,
+                    row,
+                    child,
+                    session,
+                    [fact],
+                    at=parse_time(time),
+                    key_suffix=f"again@{offset}:{child}:{number}",
+                    tag="own" if kind == "own" else "",
+                )
+        self.ended = {}
+        # The root's stop did not happen after all: it stops no agent that had stopped first.
+        for _, later in self.own.values():
+            later[:] = [pair for pair in later if pair[1] != "root"]
+
+    def _resume_agent(self, file: FileState, offset: int, row: dict[str, Any], agent: str) -> None:
+        """The agent's file goes on after the row where an earlier run stopped it: the file
+        had only ended there. The agent goes on from that moment; what would have stopped it
+        since, had it gone on (its parent's result, a notice, the session's end), is observed
+        again after that, so that it comes out as it happened (and the agent acts again at
+        its first row after each, :meth:`SessionReader._acting_after_stops`)."""
+        stopped, later = self.own.pop(agent)
+        at = parse_time(row.get("timestamp"))
+        since = parse_time(stopped)
+        when = min(since, at) if since and at else since or at
+        again: list[Fact] = [Resumed(agent)]
+        self._emit(
+            file, offset, row, agent, file.root, again, at=when, key_suffix=f"resume@{offset}"
+        )
+        for number, (time, kind) in enumerate(later):
+            self._emit(
+                file,
+                offset,
+                row,
+                agent,
+                file.root,
+                [Stopped(conversation=agent)],
+                at=parse_time(time),
+                key_suffix=f"again@{offset}:{number}",
+                tag="root" if kind == "root" else "",
+            )
+
+    # -- what the session's end stopped ------------------------------------------------------
+
+    def _ended(self) -> dict[str, Any]:
+        """What stopped only because a file had ended, for the runs that read on.
+
+        ``ended``: the children the root's last stop stopped with it, each with what it did
+        after (acted again, stopped); if the session file goes on (the root was not done),
+        :meth:`_resume` takes them on with the root and observes their later life again.
+        ``own``: the agents their own file's last row stopped, each with what would have
+        stopped it since had it gone on; if its file goes on, :meth:`_resume_agent` takes it
+        on. Found by going through this run's observations in the order the engine gets
+        them, from what the last runs left (everything else they left stopped: a run stops
+        every file at its end)."""
+        root = self._root()
+        ended = {child: list(later) for child, later in self.ended.items()}
+        own = {agent: (at, list(later)) for agent, (at, later) in self.own.items()}
+        live = {child: bool(later) and later[-1][1] == "act" for child, later in ended.items()}
+
+        def mark(child: str, kind: str, when: datetime) -> None:
+            live[child] = kind == "act"
+            if child in ended:
+                ended[child].append([when.isoformat(), kind])
+
+        for index in sorted(range(len(self.timed)), key=lambda i: self.timed[i][:3]):
+            when, _, _, observation = self.timed[index]
+            tag = self.kinds.get(index, "")
+            for fact in observation.facts:
+                if isinstance(fact, Stopped):
+                    target = fact.conversation or self.spawned.get(fact.spawn_key or "")
+                    if target is None:
+                        continue
+                    if target == root:
+                        for _, later in own.values():
+                            later.append([when.isoformat(), "root"])
+                        for child in [child for child, on in live.items() if on]:
+                            if child in ended:
+                                mark(child, "stop", when)
+                            else:
+                                live[child] = False
+                                ended[child] = []
+                    elif tag == "own" and target == observation.requester:
+                        mark(target, "own", when)
+                        own[target] = (when.isoformat(), [])
+                    elif tag == "root":  # the session's stop, observed again for an agent
+                        live[target] = False
+                        ended.setdefault(target, [])
+                    else:
+                        mark(target, "stop", when)
+                        if target in own:
+                            own[target][1].append([when.isoformat(), "stop"])
+                elif isinstance(fact, SessionEnded):
+                    live = dict.fromkeys(live, False)  # a real end: nothing goes on after it
+                    ended.clear()
+                    own.clear()
+                elif isinstance(fact, ChildIdentified | ChildStarted):
+                    if fact.child is not None and not is_internal_agent(fact.child):
+                        live.setdefault(fact.child, True)
+                elif isinstance(fact, Acted | Resumed) and fact.conversation != root:
+                    mark(fact.conversation, "act", when)
+                    own.pop(fact.conversation, None)
+        return {"ended": ended, "own": {agent: [at, later] for agent, (at, later) in own.items()}}
+
+    def _headless_main(self) -> bool:
+        """Whether the session's file was read and gave no row (it names no session yet)."""
+        main = self.group.main
+        entry = self.entries.get(main.rel) or self.ledger.entry(main.rel) if main else None
+        return entry is not None and not entry.get("speaker")
+
+    def _root(self) -> str | None:
+        """The conversation the session's main file speaks for at its end."""
+        main = self.group.main
+        if main is None:
+            return None
+        entry = self.entries.get(main.rel) or self.ledger.entry(main.rel) or {}
+        speaker = entry.get("speaker")
+        return speaker if isinstance(speaker, str) else None
+
+    # -- agents whose own file has no row yet ---------------------------------------------------
+
+    def _hold_back(self) -> list[dict[str, Any]]:
+        """Facts this run found about an agent whose own file is on disk with no complete
+        first row yet (its parent's result or a notice, written before the agent's first
+        row could be read), taken out of their observations and kept for the next run: there
+        they follow the agent's own start, as in one run reading the finished files, rather
+        than starting it at its result. The next run observes them whatever it reads."""
+        waiting = self._headless()
+        if not waiting:
+            return []
+        held: list[dict[str, Any]] = []
+        for index, (when, rank, place, observation) in enumerate(self.timed):
+            if index in self.released:
+                continue
+            about = [(fact, self._about(fact)) for fact in observation.facts]
+            kept = tuple(fact for fact, agent in about if agent not in waiting)
+            if len(kept) == len(about):
+                continue
+            whole = not kept
+            for agent in sorted({agent for _, agent in about if agent in waiting}):
+                facts = [fact for fact, of in about if of == agent]
+                held.append(
+                    {
+                        "key": observation.key if whole else f"{observation.key}:{agent}",
+                        "at": when.isoformat(),
+                        "rank": rank,
+                        "place": place,
+                        "requester": observation.requester,
+                        "root": observation.root,
+                        "facts": [[type(f).__name__, dataclasses.asdict(f)] for f in facts],
+                    }
+                )
+            self.timed[index] = (when, rank, place, with_facts(observation, kept))
+        return held
+
+    def _headless(self) -> set[str]:
+        """The agents of this session whose own file gave no row yet (and is not one of the
+        host's own helpers): empty, or its first line still being written."""
+        waiting: set[str] = set()
+        for found in self.group.agents:
+            entry = self.entries.get(found.rel) or self.ledger.entry(found.rel)
+            if entry is None or entry.get("speaker") or entry.get("internal"):
+                continue
+            agent = entry.get("agent")
+            if isinstance(agent, str) and not is_internal_agent(agent):
+                waiting.add(agent)
+        return waiting
+
+    def _about(self, fact: Fact) -> str | None:
+        """The child a fact is about, when it is one."""
+        if isinstance(fact, ChildIdentified | ChildStarted):
+            return fact.child
+        if isinstance(fact, Stopped):
+            return fact.conversation or self.spawned.get(fact.spawn_key or "")
+        if isinstance(fact, Acted | Resumed):
+            return fact.conversation
+        return None
+
+    def _release_held(self) -> None:
+        """Observe what the last run held back (:meth:`_hold_back`), as it was."""
+        for item in self.held:
+            facts = _facts(item.get("facts"))
+            at = parse_time(item.get("at"))
+            if not facts or at is None or not isinstance(item.get("key"), str):
+                continue
+            observation = Observation(
+                host=HOST,
+                requester=item.get("requester"),
+                key=item["key"],
+                facts=facts,
+                root=item.get("root"),
+                workspace=(),
+                at=at,
+            )
+            for fact in facts:
+                self._note(None, fact, at)
+            self.released.add(len(self.timed))
+            rank, place = int(item.get("rank") or 0), int(item.get("place") or 0)
+            self.timed.append((at, rank, place, observation))
+
+
+def load_calls(state: Any) -> dict[str, SpawnCall]:
+    calls: dict[str, SpawnCall] = {}
+    for key, fields in (state if isinstance(state, dict) else {}).items():
+        if not isinstance(fields, list) or len(fields) != 3:
+            continue
+        parent, at, prompt = fields
+        when = parse_time(at)
+        if isinstance(parent, str) and when is not None:
+            digest = bytes.fromhex(prompt) if isinstance(prompt, str) else None
+            calls[key] = SpawnCall(parent, when, digest)
+    return calls
+
+
+def load_later(state: Any) -> dict[str, list[list[str]]]:
+    """``{conversation: [[time, kind], ...]}`` as kept in the ledger."""
+    found: dict[str, list[list[str]]] = {}
+    for conversation, later in (state if isinstance(state, dict) else {}).items():
+        if isinstance(later, list):
+            found[conversation] = [
+                [pair[0], pair[1]]
+                for pair in later
+                if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
+            ]
+    return found
+
+
+def load_own(state: Any) -> dict[str, tuple[str, list[list[str]]]]:
+    """``{agent: [time, [[time, kind], ...]]}`` as kept in the ledger."""
+    found: dict[str, tuple[str, list[list[str]]]] = {}
+    for agent, value in (state if isinstance(state, dict) else {}).items():
+        if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
+            found[agent] = (value[0], load_later({agent: value[1]}).get(agent, []))
+    return found
+
+
+def _facts(rows: Any) -> tuple[Fact, ...]:
+    """Facts kept as ``[name, fields]`` pairs (:meth:`Carryover._hold_back`)."""
+    facts: list[Fact] = []
+    for pair in rows if isinstance(rows, list) else ():
+        if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[1], dict):
+            continue
+        kind = _FACTS.get(pair[0])
+        if kind is not None:
+            try:
+                facts.append(kind(**pair[1]))
+            except TypeError:
+                continue
+    return tuple(facts)

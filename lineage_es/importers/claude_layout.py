@@ -1,0 +1,76 @@
+"""Which files of a Claude Code projects folder make one session.
+
+Layout (HOSTS.md 1.3): ``<project>/<sessionId>.jsonl`` per session; its subagents in
+``<sessionId>/subagents/agent-<agentId>.jsonl`` (with optional ``.meta.json`` sidecars) or,
+in ~2.0.24 to 2.1.1, as flat ``agent-<agentId>.jsonl`` files beside the session file; 2.0.13
+and before kept subagent rows inline in the session file.
+
+A module of its own because both sides go by these names: :mod:`.claude_projects` groups the
+files it finds into sessions, and reading a session (:mod:`.claude_session`) tells its
+subagents' files from flat ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from lineage_es.importers.ledger import Found
+
+AGENT_FILE = re.compile(r"agent-(.+)\.jsonl")
+
+
+@dataclass
+class SessionFiles:
+    """A session: its main file (absent when only agent files are left) and agent files."""
+
+    key: str
+    main: Found | None = None
+    agents: list[Found] = field(default_factory=list)
+
+
+def nested_session(rel: str) -> str | None:
+    """``<project>/<session>`` for ``<project>/<session>/subagents/agent-<id>.jsonl``;
+    ``None`` for anything else (workflow agents under ``subagents/workflows/`` included: no
+    row names which call ran them)."""
+    parts = rel.split("/")
+    if len(parts) >= 3 and parts[-2] == "subagents" and AGENT_FILE.fullmatch(parts[-1]):
+        return "/".join(parts[:-2])
+    return None
+
+
+def agent_of(found: Found) -> str | None:
+    """The agent an ``agent-<id>.jsonl`` file is named for."""
+    match = AGENT_FILE.fullmatch(found.rel.rsplit("/", 1)[-1])
+    return match.group(1) if match else None
+
+
+def head_session(path: Path) -> str | None:
+    """The ``sessionId`` of the first rows of a file that has one (flat agent files)."""
+    try:
+        with path.open("rb") as stream:
+            for _ in range(8):
+                line = stream.readline(1024 * 1024)
+                if not line:
+                    return None
+                try:
+                    row = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(row, dict) and isinstance(row.get("sessionId"), str):
+                    session: str = row["sessionId"]
+                    return session
+    except OSError:
+        return None
+    return None
+
+
+def is_transcript(name: str) -> bool:
+    return name.endswith(".jsonl")
+
+
+def is_sidecar(name: str) -> bool:
+    return name.endswith(".meta.json")

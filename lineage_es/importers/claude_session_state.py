@@ -1,0 +1,268 @@
+"""What reading one session keeps while it reads, and how facts become observations in it.
+
+:class:`~.claude_session.SessionReader` reads a session's files; where the transcripts place an
+agent (:mod:`.claude_placement`) and what an import leaves the next about a session still
+being written (:mod:`.claude_carryover`) are mixins of it. They share one state, declared here
+once with its types (:class:`SessionState`), and all of them observe facts the one way
+:meth:`SessionState._emit` and :meth:`SessionState._note` do, so those are here too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from lineage_es.errors import PayloadError
+from lineage_es.facts import (
+    Acted,
+    ChildIdentified,
+    ChildStarted,
+    Fact,
+    Observation,
+    SpawnRequested,
+    Stopped,
+)
+from lineage_es.hosts.base import parse_time, payload_key
+from lineage_es.hosts.claude import HOST, is_internal_agent
+from lineage_es.importers.ledger import Found, ImportReport, Ledger, Progress, Timed
+from lineage_es.importers.lines import NOT_OBJECT, Skips
+
+if TYPE_CHECKING:
+    from lineage_es.hosts.claude_transcript import RowMeaning
+    from lineage_es.importers.claude_layout import SessionFiles
+    from lineage_es.importers.claude_projects import _Import
+
+
+@dataclass
+class FileState:
+    """One file of a session while it is read: where this run started and what it emitted."""
+
+    found: Found
+    rank: int
+    kind: str
+    start: int
+    agent: str | None = None
+    #: The conversation this file's rows speak for (the session, or the agent).
+    speaker: str | None = None
+    root: str | None = None
+    #: The time of the latest row read: rows without one take it.
+    at: datetime | None = None
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+    #: The latest time of a row observed in this file in this run.
+    latest: datetime | None = None
+    needs_head: bool = True
+    resume: bool = False
+    #: Where a main file's last timed row stopped its root: the file had ended there. When
+    #: the file goes on, the root (and what stopped with it) goes on from that very moment.
+    stop: datetime | None = None
+    legacy: bool = False
+    progress_rows: bool = False
+    internal: bool = False
+    #: Whether this agent's version lets subagents spawn subagents; its first prompt's digest.
+    nesting: bool = False
+    prompt: bytes | None = None
+    #: Observations made at each row (by byte offset): a row's facts share one observation.
+    emitted: dict[int, int] = field(default_factory=dict)
+    #: Observations made apart from their row's (a stop, a resume, a start at its call).
+    extra: list[int] = field(default_factory=list)
+    #: Leading rows that carry no time, held until the file's first time is known.
+    held: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    owns: set[str] = field(default_factory=set)
+    #: Rows of an unknown type parsed in this run (by offset), counted once.
+    unknown: set[int] = field(default_factory=set)
+
+
+class SpawnCall(NamedTuple):
+    """A spawn call: who made it, when, and its prompt's digest (an agent's first prompt
+    repeats it)."""
+
+    parent: str
+    at: datetime
+    prompt: bytes | None
+
+
+class SessionState:
+    """The state of one session's reading, declared once for :class:`~.claude_session.SessionReader`
+    (which sets it) and its mixins, and the making of observations into it."""
+
+    run: _Import
+    group: SessionFiles
+    ledger: Ledger
+    progress: Progress
+    #: This session's share of the report, and its ledger entries (kept apart, so that a
+    #: forked worker can hand them back).
+    report: ImportReport
+    skips: Skips
+    entries: dict[str, dict[str, Any]]
+    bytes: int
+    advanced: int
+    meaning: RowMeaning
+    #: Background agents launched and not yet stopped: only then do notices matter.
+    background: set[str]
+    timed: list[Timed]
+    files: list[FileState]
+    seen: set[str]
+    #: The child each spawn key named, so a stop by spawn key finds its agent.
+    spawned: dict[str, str]
+    #: Spawn calls by key: this run's, and those earlier runs read and no child claimed.
+    calls: dict[str, SpawnCall]
+    #: The parent and spawn key a transcript row gave each child (a result, a progress row).
+    identified: dict[str, tuple[str, str | None]]
+    #: Agents started by their first row with no parent named yet: placed after reading.
+    unplaced: list[tuple[FileState, int, ChildStarted]]
+    #: Children the root's last stop stopped with it (the session file had ended there),
+    #: each with what it did after: ``[time, "act" | "stop" | "own"]`` pairs.
+    ended: dict[str, list[list[str]]]
+    #: Agents their own file's last row stopped (the file had ended there): when, and what
+    #: would have stopped them since had they gone on: ``[time, "stop" | "root"]`` pairs.
+    own: dict[str, tuple[str, list[list[str]]]]
+    #: Observations (by index in ``timed``) that stop a file at its end: the session's
+    #: (``end``), an agent's own (``own``); and a root's stop observed again (``root``).
+    kinds: dict[int, str]
+    #: Facts about agents whose own file had no first row yet, held back by the last run.
+    held: list[Any]
+    #: The observations released from ``held`` in this run (by index in ``timed``).
+    released: set[int]
+    #: The agents that have a file of their own in this session.
+    agent_ids: set[str | None]
+    #: Whether the last run held the agent files back for want of the session's first row.
+    waited: bool
+
+    # -- observations ---------------------------------------------------------------------------
+
+    def _emit(
+        self,
+        file: FileState,
+        offset: int,
+        row: dict[str, Any],
+        requester: str,
+        root: str | None,
+        facts: list[Fact],
+        *,
+        at: datetime | None = None,
+        key_suffix: str = "",
+        last: bool = False,
+        tag: str = "",
+    ) -> None:
+        """Observe ``facts`` at a row; facts for a row already observed join its
+        observation (one row, one idempotency key). With ``key_suffix`` they are observed
+        apart, under a key of their own; ``last`` sorts them after everything else observed
+        at the row (at ``offset + 1``: no other line starts there); ``tag`` says what kind
+        of stop they are (:attr:`kinds`)."""
+        if not facts:
+            return
+        when = at or parse_time(row.get("timestamp")) or file.at or _mtime(file.found)
+        if not key_suffix:
+            facts = self._started_at_calls(file, offset, row, requester, root, facts, when)
+            if not facts:
+                return
+        if file.first_at is None:
+            file.first_at = when
+        if not key_suffix and (file.latest is None or when > file.latest):
+            file.latest = when
+        for fact in facts:
+            self._note(file, fact, when)
+        index = file.emitted.get(offset) if not key_suffix else None
+        if index is not None:
+            when, rank, place, earlier = self.timed[index]
+            merged = _merge(earlier.facts, facts)
+            self.timed[index] = (when, rank, place, with_facts(earlier, merged))
+            return
+        try:
+            key = payload_key(row)
+        except PayloadError:
+            self.skips[NOT_OBJECT] += 1
+            return
+        observation = Observation(
+            host=HOST,
+            requester=requester,
+            key=f"{key}:{key_suffix}" if key_suffix else key,
+            facts=tuple(facts),
+            root=root,
+            workspace=(),
+            at=when,
+        )
+        if tag:
+            self.kinds[len(self.timed)] = tag
+        if key_suffix:
+            file.extra.append(len(self.timed))
+        else:
+            file.emitted[offset] = len(self.timed)
+        self.timed.append((when, file.rank, offset + 1 if last else offset, observation))
+
+    def _started_at_calls(
+        self,
+        file: FileState,
+        offset: int,
+        row: dict[str, Any],
+        requester: str,
+        root: str | None,
+        facts: list[Fact],
+        when: datetime,
+    ) -> list[Fact]:
+        """``facts`` without those naming, for the first time, a child that has no file of
+        its own (known only from its call's result): each is observed apart, at its spawn
+        call's time, when the child started."""
+        early = [
+            fact
+            for fact in facts
+            if isinstance(fact, ChildIdentified)
+            and fact.spawn_key in self.calls
+            and fact.child not in self.agent_ids
+            and fact.child not in self.identified
+            and self.calls[fact.spawn_key].at < when
+        ]
+        for fact in early:
+            assert isinstance(fact, ChildIdentified) and fact.spawn_key is not None
+            at = self.calls[fact.spawn_key].at
+            suffix = f"start:{fact.child}"
+            self._emit(file, offset, row, requester, root, [fact], at=at, key_suffix=suffix)
+        return [fact for fact in facts if fact not in early] if early else facts
+
+    def _note(self, file: FileState | None, fact: Fact, when: datetime) -> None:
+        """Remember which conversations this file placed (``--reconcile`` deletes them when
+        their file is gone), which spawn calls were made when and by whom, which spawn key
+        named which child under which parent, and which background agents stopped."""
+        if isinstance(fact, SpawnRequested):
+            if fact.spawn_key not in self.calls:
+                use = self.meaning.tool_uses.get(fact.spawn_key)
+                prompt = use.prompt if use is not None else None
+                self.calls[fact.spawn_key] = SpawnCall(fact.parent, when, prompt)
+        elif isinstance(fact, ChildIdentified | ChildStarted) and fact.child is not None:
+            if fact.spawn_key is not None:
+                self.spawned[fact.spawn_key] = fact.child
+            if isinstance(fact, ChildIdentified):
+                self.identified.setdefault(fact.child, (fact.parent, fact.spawn_key))
+            if not is_internal_agent(fact.child):
+                self.report.subagents.add(fact.child)
+                if file is not None:
+                    file.owns.add(fact.child)
+        elif isinstance(fact, Stopped) and fact.conversation is not None:
+            self.background.discard(fact.conversation)
+
+
+def _mtime(found: Found) -> datetime:
+    return datetime.fromtimestamp(found.mtime / 1e9, tz=UTC)
+
+
+def _merge(earlier: tuple[Fact, ...], later: list[Fact]) -> tuple[Fact, ...]:
+    """Facts of one row gathered in two passes: acting first, stopping last."""
+    acts = [f for f in later if isinstance(f, Acted) and f not in earlier]
+    rest = [f for f in later if not isinstance(f, Acted) and f not in earlier]
+    return (*acts, *earlier, *rest)
+
+
+def with_facts(
+    observation: Observation, facts: tuple[Fact, ...], key: str | None = None
+) -> Observation:
+    return Observation(
+        host=observation.host,
+        requester=observation.requester,
+        key=observation.key if key is None else key,
+        facts=facts,
+        root=observation.root,
+        workspace=observation.workspace,
+        at=observation.at,
+    )
