@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 STORE_HELP = (
-    "Where the journal lives: memory://, sqlite:///PATH or postgresql://USER@HOST:PORT/DB. "
+    "Where the journal lives: memory://, sqlite:///PATH (relative to the current folder; "
+    "sqlite:////abs/path for an absolute one) or postgresql://USER@HOST:PORT/DB. "
     "Default: $LINEAGE_STORE, else a SQLite file in your data dir "
     "(~/.local/share/lineage-es/journal.sqlite)."
 )

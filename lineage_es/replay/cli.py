@@ -98,7 +98,10 @@ Exit status: 0 every expectation held; 1 some failed (each printed as a diff);
     default="memory://",
     show_default=True,
     metavar="URL",
-    help="Replay into this store (sqlite:///PATH, postgresql://...) instead of a fresh one.",
+    help=(
+        "Replay into this store instead of a fresh one: sqlite:///PATH (relative to the "
+        "current folder; sqlite:////abs/path for an absolute one) or postgresql://..."
+    ),
 )
 def main(
     transcript: Path,
