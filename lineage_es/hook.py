@@ -157,11 +157,46 @@ def run_hook(
                 engine.record_observation(observation, at=received)
                 lineage = None
     except Exception as exc:
-        reason = f"{type(exc).__name__}: {exc}"
+        said = getattr(exc, "reason", None) if getattr(exc, "host", None) == taken else None
+        reason = f"{type(exc).__name__}: {said if isinstance(said, str) else exc}"
         expected = isinstance(exc, ValueError) or _is_lineage_error(exc)
-        log_error(taken or host, reason, "" if expected else _traceback())
+        where = payload_context(raw)
+        log_error(
+            taken or host,
+            f"{reason} [{where}]" if where else reason,
+            "" if expected else _traceback(),
+        )
         return HookOutcome(taken, HOST_OUTPUT.get(taken or "", b""), error=reason)
     return HookOutcome(taken, HOST_OUTPUT[taken], lineage=lineage)
+
+
+#: The fields that say which event a payload was, for a log line about one that failed.
+_CONTEXT_FIELDS = (
+    "hook_event_name",
+    "session_id",
+    "conversation_id",
+    "agent_id",
+    "subagent_id",
+    "tool_name",
+    "tool_use_id",
+)
+
+
+def payload_context(raw: bytes) -> str:
+    """``hook_event_name=… session_id=…``: what a payload that failed was about, read from
+    its bytes (it may be too large, too deep or not JSON at all), so that the log says which
+    fact was lost. Only on the error path; first occurrences, top level or not."""
+    import re
+
+    found: dict[str, str] = {}
+    pattern = rb'"(' + "|".join(_CONTEXT_FIELDS).encode() + rb')"\s*:\s*"([^"\\]{1,200})"'
+    for match in re.finditer(pattern, raw):
+        name = match.group(1).decode()
+        if name not in found:
+            found[name] = match.group(2).decode("utf-8", "replace")
+        if len(found) == len(_CONTEXT_FIELDS):
+            break
+    return " ".join(f"{name}={found[name]}" for name in _CONTEXT_FIELDS if name in found)
 
 
 def _import_engine(host: str, *, freeze: bool) -> None:

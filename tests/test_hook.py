@@ -134,6 +134,24 @@ def test_a_payload_past_the_adapters_bound_is_refused_with_the_bound_in_the_log(
     assert "payload is larger than 8388608 bytes (8 MiB)" in log_text(data_home)
 
 
+def test_a_refused_payload_is_logged_with_the_event_it_was(store: str, data_home: Path) -> None:
+    big = b"x" * MAX_PAYLOAD_BYTES
+    raw = (
+        b'{"session_id": "s-1", "hook_event_name": "PostToolUse", "tool_name": "Agent", '
+        b'"tool_use_id": "toolu_9", "tool_response": "' + big + b'"}'
+    )
+    run("claude", raw, store)
+    line = log_text(data_home).splitlines()[0]
+    assert line.endswith(
+        "[hook_event_name=PostToolUse session_id=s-1 tool_name=Agent tool_use_id=toolu_9]"
+    )
+
+
+def test_a_refusal_names_its_host_once(store: str, data_home: Path) -> None:
+    run("claude", {"hook_event_name": "SessionStart"}, store)
+    assert "claude: PayloadError: missing required field 'session_id'" in log_text(data_home)
+
+
 def test_a_payload_nested_too_deep_is_refused_by_the_hook(store: str, data_home: Path) -> None:
     """The hook leaves the depth check to the adapter: it must still happen."""
     nested: Any = "bottom"
