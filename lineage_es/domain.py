@@ -393,6 +393,7 @@ class RootLineage(Aggregate):
         description: str | None,
         at: datetime,
         fact: str,
+        resolution: str = "native",
     ) -> None:
         """A child started under ``parent``; its conversation will be learnt later."""
         parent_node = self.nodes.get(parent)
@@ -408,7 +409,7 @@ class RootLineage(Aggregate):
             spawn_key=spawn_key,
             parent=parent,
             depth=parent_node["depth"] + 1,
-            resolution="native",
+            resolution=resolution,
             ambiguous=False,
             agent_type=agent_type or self._spawn_type(spawn_key),
             subagent_id=subagent_id or spawn_key,

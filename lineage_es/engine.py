@@ -734,6 +734,7 @@ class Engine:
                     description=fact.description,
                     at=at,
                     fact=key,
+                    resolution=fact.resolution or "native",
                 )
             return
         if not root.knows(fact.child) and unit.elsewhere(fact.child, root):

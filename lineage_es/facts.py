@@ -68,6 +68,8 @@ class ChildStarted:
 
     ``subagent_id`` is the id the host gives the subagent itself when that is not its
     conversation (Cursor ``subagent_id``); it defaults to the conversation or the spawn key.
+    ``resolution`` says how a child known only by its spawn key was placed, when that is not
+    the host's own statement (``native``): a transcript's reading of it (``transcript``).
     """
 
     child: str | None = None
@@ -76,6 +78,7 @@ class ChildStarted:
     agent_type: str | None = None
     subagent_id: str | None = None
     description: str | None = None
+    resolution: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

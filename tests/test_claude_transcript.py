@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
+from lineage_es.engine import open_engine
 from lineage_es.errors import InputError
 from lineage_es.facts import (
     Acted,
@@ -345,8 +346,18 @@ def test_inline_sidechain_with_the_spawn_prompt_starts_a_pending_child(tmp_path:
     spawn = assistant(2, "a1", tool_use("toolu_A", name="Task", subagent_type="gp", prompt="p"))
     path = session_file(tmp_path, [prompt(1, "u1"), spawn, inline(3, "s1", "p", None)])
     assert observations(path)[2].facts == (
-        ChildStarted(spawn_key="toolu_A", parent=SESSION, agent_type="gp"),
+        ChildStarted(spawn_key="toolu_A", parent=SESSION, agent_type="gp", resolution="transcript"),
     )
+
+
+def test_inline_child_is_placed_with_resolution_transcript(tmp_path: Path) -> None:
+    spawn = assistant(2, "a1", tool_use("toolu_A", name="Task", subagent_type="gp", prompt="p"))
+    path = session_file(tmp_path, [prompt(1, "u1"), spawn, inline(3, "s1", "p", None)])
+    with open_engine("memory://") as engine:
+        for observation in observations(path):
+            engine.observe_observation(observation)
+        (child,) = [m for m in engine.family(SESSION) if m.conversation != SESSION]
+    assert child.resolution == "transcript"
 
 
 def test_inline_sidechain_rows_are_nobodys_requests(tmp_path: Path) -> None:
@@ -704,7 +715,12 @@ def test_inline_sidechain_case_runs_a_pending_child_to_its_end(corpus: Path) -> 
     path = case(corpus, "agentlogs_inline-sidechain")
     key = "toolu_01BuNFczVnbvyf3hBd7oYaqy"
     assert facts_of(path, ChildStarted) == [
-        ChildStarted(spawn_key=key, parent=path.stem, agent_type="general-purpose")
+        ChildStarted(
+            spawn_key=key,
+            parent=path.stem,
+            agent_type="general-purpose",
+            resolution="transcript",
+        )
     ]
     assert facts_of(path, Stopped) == [Stopped(spawn_key=key)]
 

@@ -220,7 +220,11 @@ class _Meaning:
             return []
         key, use = matches[0]
         self.tool_uses[key] = use._replace(prompt=None)
-        return [ChildStarted(spawn_key=key, parent=parent, agent_type=use.agent_type)]
+        return [
+            ChildStarted(
+                spawn_key=key, parent=parent, agent_type=use.agent_type, resolution="transcript"
+            )
+        ]
 
     def _tool_use(self, block: Mapping[str, Any], requester: str) -> list[Fact]:
         key, name = _str(block, "id"), _str(block, "name")
