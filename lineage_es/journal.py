@@ -1,8 +1,10 @@
 """The journal's exchange format: export, import, verify.
 
-An export is JSONL: a header line ``{"format": "lineage-es-journal", "version": "1.0", ...}``
-then one stored event a line, in journal order, with its state as JSON. Import validates the
-whole file before it writes anything, so a corrupt file changes nothing.
+An export is JSONL: a header line ``{"format": "lineage-es-journal", "version": "1.1", ...}``
+then one stored event a line, in journal order, with its state as JSON. The header names the
+journal's last ``position`` and, since version 1.1, how many ``events`` follow it, so that an
+import can tell an export that lost an entry (positions alone cannot: PostgreSQL leaves gaps).
+Import validates the whole file before it writes anything, so a corrupt file changes nothing.
 """
 
 from __future__ import annotations
@@ -16,16 +18,16 @@ from typing import IO, TYPE_CHECKING, Any
 from uuid import UUID
 
 import orjson
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import ApplicationRecorder, Notification, StoredEvent
 
 from lineage_es.domain import EVENT_CLASSES
-from lineage_es.errors import JournalFormatError
+from lineage_es.errors import JournalFormatError, LineageError
 from lineage_es.lines import MAX_LINE_BYTES, LineTooLong, bounded_lines
-from lineage_es.projection import Projector, read_journal
+from lineage_es.projection import PAGE_SIZE, Projector, decode
 from lineage_es.view import MemoryView, NodeRow
 
 FORMAT = "lineage-es-journal"
-VERSION = "1.0"
+VERSION = "1.1"
 MAJOR = 1
 DEFAULT_MAX_TOTAL_BYTES = 64 * 1024 * 1024 * 1024
 BATCH = 1000
@@ -36,7 +38,10 @@ if TYPE_CHECKING:
 
 @dataclass
 class ImportReport:
-    """What an import did: events written, lines skipped and why."""
+    """What an import did: events written, lines skipped and why.
+
+    ``warnings`` is where an import says what it skipped (a torn final line, an unknown
+    event type), one message each; it does not also raise Python warnings."""
 
     imported: int = 0
     skipped_unknown: list[int] = field(default_factory=list)
@@ -46,11 +51,13 @@ class ImportReport:
 
 @dataclass
 class VerifyReport:
-    """What ``verify`` found; ``ok`` only when there is nothing to report."""
+    """What ``verify`` found; ``ok`` only when it found no problem. ``warnings`` are what
+    may be harmless (a gap in PostgreSQL's positions, an entry of an unknown type)."""
 
     events: int = 0
     aggregates: int = 0
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -64,32 +71,72 @@ def _with_class_version(topic: str, state: dict[str, Any]) -> dict[str, Any]:
     return {**state, "class_version": version} if version > 1 else state
 
 
+def _stored(recorder: ApplicationRecorder, stop: int | None = None) -> Iterator[Notification]:
+    """Every stored entry up to position ``stop``, in pages, whatever its type."""
+    if stop == 0:
+        return
+    position = 0
+    while True:
+        page = recorder.select_notifications(
+            start=position, limit=PAGE_SIZE, stop=stop, inclusive_of_start=False
+        )
+        if not page:
+            return
+        yield from page
+        position = page[-1].id
+
+
+def _hex(originator: object) -> str:
+    return originator.hex if isinstance(originator, UUID) else str(originator)
+
+
+def _export_line(notification: Notification) -> dict[str, Any]:
+    """An entry as exported; one of a type this version does not know keeps its stored
+    state, for a newer version to read (an older one skips it on import)."""
+    event = decode(notification) if notification.topic in EVENT_CLASSES else None
+    if event is None:
+        state = orjson.loads(notification.state)
+    else:
+        state = _with_class_version(event.topic, event.state)
+    return {
+        "position": notification.id,
+        "originator_id": _hex(notification.originator_id),
+        "version": notification.originator_version,
+        "topic": notification.topic,
+        "state": state,
+    }
+
+
 def export_journal(engine: Engine, out: IO[bytes]) -> int:
-    """Write the whole journal to ``out``; returns how many events were written."""
+    """Write the whole journal, up to its position when the export starts, to ``out``;
+    returns how many events were written (the count the header gives)."""
+    position = engine.position()
+    recorder = engine.app.recorder
+    events = sum(1 for _ in _stored(recorder, position))
     header = {
         "format": FORMAT,
         "version": VERSION,
         "exported_at": datetime.now(UTC).isoformat(),
-        "position": engine.position(),
+        "position": position,
+        "events": events,
     }
     out.write(orjson.dumps(header) + b"\n")
     count = 0
-    for event in read_journal(engine.app.recorder):
-        line = {
-            "position": event.position,
-            "originator_id": event.originator_id,
-            "version": event.version,
-            "topic": event.topic,
-            "state": _with_class_version(event.topic, event.state),
-        }
-        out.write(orjson.dumps(line) + b"\n")
+    for notification in _stored(recorder, position):
+        out.write(orjson.dumps(_export_line(notification)) + b"\n")
         count += 1
+    if count != events:
+        raise LineageError(
+            f"the journal lost entries during the export ({events} counted, {count} written); "
+            "the export is incomplete"
+        )
     return count
 
 
 @dataclass(frozen=True)
 class _Entry:
     line: int
+    position: int | None
     originator_id: str
     version: int
     topic: str
@@ -128,7 +175,22 @@ def _too_large(max_total: int, number: int) -> JournalFormatError:
     )
 
 
-def _check_header(number: int, raw: bytes) -> None:
+@dataclass(frozen=True)
+class _Header:
+    """What a header promises: since 1.1, how many events follow and the last position."""
+
+    events: int | None = None
+    position: int = 0
+
+
+def _count(header: dict[str, Any], key: str, number: int) -> int:
+    value = header.get(key)
+    if type(value) is not int or value < 0:
+        raise JournalFormatError(f"the header's {key} is not a count: {value!r}", line=number)
+    return value
+
+
+def _check_header(number: int, raw: bytes) -> _Header:
     try:
         header = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -146,32 +208,89 @@ def _check_header(number: int, raw: bytes) -> None:
             "upgrade lineage_es",
             line=number,
         )
+    if "events" not in header:
+        return _Header()
+    return _Header(_count(header, "events", number), _count(header, "position", number))
 
 
 def read_export(
     path: Path, *, max_total: int = DEFAULT_MAX_TOTAL_BYTES
 ) -> tuple[list[_Entry], ImportReport]:
-    """Parse and validate a whole export; raises on the first unusable line. Entries of
-    unknown types come back flagged ``skip`` so their aggregates can be renumbered."""
+    """Parse and validate a whole export; raises on the first unusable line, or when the
+    header's count (1.1) shows an entry missing. Entries of unknown types come back flagged
+    ``skip`` so their aggregates can be renumbered."""
     report = ImportReport()
     entries: list[_Entry] = []
     lines = _lines(path, max_total)
     first = next(lines, None)
     if first is None:
         raise JournalFormatError("the file is empty (no header)", line=1)
-    _check_header(first[0], first[1])
+    header = _check_header(first[0], first[1])
+    counted = header.events is not None
     previous: tuple[int, bytes, bool] | None = None
     for item in lines:
         if previous is not None:
-            _take(previous, entries, report, final=False)
+            _take(previous, entries, report, final=False, positioned=counted)
         previous = item
     if previous is not None:
-        _take(previous, entries, report, final=True)
+        _take(previous, entries, report, final=True, positioned=counted)
+    if header.events is not None:
+        _check_complete(entries, report, header.events, header.position, first[0])
     return entries, report
 
 
+def _entries(count: int) -> str:
+    return "1 entry is" if count == 1 else f"{count} entries are"
+
+
+def _check_complete(
+    entries: list[_Entry], report: ImportReport, events: int, position: int, header_line: int
+) -> None:
+    """Refuse an export that lost an entry: its positions must rise to the header's, and its
+    entries number what the header counts. (Positions may skip: PostgreSQL's do.)"""
+    last = 0
+    for entry in entries:
+        assert entry.position is not None
+        if entry.position <= last:
+            raise JournalFormatError(
+                f"position {entry.position} does not follow position {last}", line=entry.line
+            )
+        if entry.position > position:
+            raise JournalFormatError(
+                f"position {entry.position} is past the header's position {position}",
+                line=entry.line,
+            )
+        last = entry.position
+    held = len(entries)
+    if held < events:
+        torn = report.torn_final_line
+        raise JournalFormatError(
+            f"the header counts {events} events but the file holds {held}: "
+            f"{_entries(events - held)} missing"
+            + (f" (line {torn} is torn)" if torn is not None else ""),
+            line=header_line,
+        )
+    if held > events:
+        raise JournalFormatError(
+            f"the header counts {events} events but the file holds {held}, "
+            f"{held - events} more than its header counts",
+            line=header_line,
+        )
+    if entries and last != position:
+        raise JournalFormatError(
+            f"the last entry is at position {last}, short of the header's position "
+            f"{position}: the final entries are missing",
+            line=entries[-1].line,
+        )
+
+
 def _take(
-    item: tuple[int, bytes, bool], entries: list[_Entry], report: ImportReport, *, final: bool
+    item: tuple[int, bytes, bool],
+    entries: list[_Entry],
+    report: ImportReport,
+    *,
+    final: bool,
+    positioned: bool,
 ) -> None:
     number, raw, complete = item
     if not raw.strip():
@@ -180,6 +299,7 @@ def _take(
         data = orjson.loads(raw)
         entry = _Entry(
             line=number,
+            position=_position(data["position"]) if positioned else None,
             originator_id=str(UUID(data["originator_id"])),
             version=int(data["version"]),
             topic=str(data["topic"]),
@@ -194,8 +314,16 @@ def _take(
     if entry.topic not in EVENT_CLASSES:
         report.skipped_unknown.append(number)
         report.warnings.append(f"line {number}: unknown event type {entry.topic!r} skipped")
-        entry = _Entry(entry.line, entry.originator_id, entry.version, entry.topic, {}, skip=True)
+        entry = _Entry(
+            entry.line, entry.position, entry.originator_id, entry.version, entry.topic, {}, True
+        )
     entries.append(entry)
+
+
+def _position(value: Any) -> int:
+    if type(value) is not int:
+        raise ValueError(f"position {value!r} is not a whole number")
+    return value
 
 
 def import_journal(
@@ -204,7 +332,8 @@ def import_journal(
     """Write an export into an empty store and bring its view up to date.
 
     A skipped entry (an unknown type) leaves no gap: the later versions of its aggregate
-    are renumbered so that each aggregate's sequence stays contiguous.
+    are renumbered so that each aggregate's sequence stays contiguous. What was skipped is
+    said in the report's ``warnings`` (not as Python warnings: the caller shows them).
     """
     entries, report = read_export(path, max_total=max_total)
     if engine.position() != 0:
@@ -238,8 +367,6 @@ def import_journal(
     if batch:
         engine.app.recorder.insert_events(batch)
         report.imported += len(batch)
-    for message in report.warnings:
-        warnings.warn(message, stacklevel=2)
     engine.catch_up()
     return report
 
@@ -262,26 +389,84 @@ def _row_key(row: NodeRow) -> tuple[Any, ...]:
 
 
 def verify_journal(engine: Engine, progress: Callable[[int], None] | None = None) -> VerifyReport:
-    """Check every aggregate's sequence is contiguous, every entry decodes, and the view
-    equals a fresh rebuild from the journal."""
+    """Check the journal's positions rise without a gap, each aggregate's versions run from 1
+    without a hole, and the view equals a fresh rebuild from the journal.
+
+    A gap in positions is a problem on SQLite and in memory, where only a removed entry
+    leaves one (a rolled-back write takes no rowid); on PostgreSQL a rolled-back write uses
+    up a sequence value, so there a gap is only a warning. (A removed last entry leaves no
+    gap on SQLite, whose next write reuses its rowid; a view past the journal shows it.)
+    Entries of a type this version does not know are counted in and warned of.
+    """
     report = VerifyReport()
     versions: dict[str, int] = {}
+    unknown: dict[str, list[int]] = {}
+    gaps: list[tuple[int, int]] = []
     last_position = 0
-    for event in read_journal(engine.app.recorder):
+    for notification in _stored(engine.app.recorder):
         report.events += 1
-        if event.position <= last_position:
-            report.problems.append(f"position {event.position} is out of order")
-        last_position = event.position
-        expected = versions.get(event.originator_id, 0) + 1
-        if event.version != expected:
+        position = notification.id
+        if position <= last_position:
+            report.problems.append(f"position {position} is out of order")
+        elif position > last_position + 1:
+            gaps.append((last_position + 1, position - 1))
+        last_position = position
+        originator = _hex(notification.originator_id)
+        expected = versions.get(originator, 0) + 1
+        if notification.originator_version != expected:
             report.problems.append(
-                f"aggregate {event.originator_id}: version {event.version} follows "
+                f"aggregate {originator}: version {notification.originator_version} follows "
                 f"{expected - 1} (a gap)"
             )
-        versions[event.originator_id] = event.version
+        versions[originator] = notification.originator_version
+        if notification.topic not in EVENT_CLASSES:
+            unknown.setdefault(notification.topic, []).append(position)
         if progress is not None and report.events % 1000 == 0:
             progress(1000)
     report.aggregates = len(versions)
+    _report_gaps(report, gaps, on_postgresql=engine.location.kind == "postgresql")
+    for topic, positions in unknown.items():
+        report.warnings.append(
+            f"{_entries(len(positions))} of unknown type {topic!r} (first at position "
+            f"{positions[0]}): written by a newer lineage_es? The view leaves them out"
+        )
+    with warnings.catch_warnings():
+        if unknown:  # said once above; the projector would warn of each again
+            warnings.filterwarnings("ignore", "skipping journal entry of unknown type")
+        _compare_view(engine, report)
+    return report
+
+
+def _report_gaps(report: VerifyReport, gaps: list[tuple[int, int]], *, on_postgresql: bool) -> None:
+    if not gaps:
+        return
+    if on_postgresql:
+        unused = sum(last - first + 1 for first, last in gaps)
+        first, last = gaps[0]
+        report.warnings.append(
+            f"{unused} position{'s' if unused > 1 else ''} in {len(gaps)} "
+            f"gap{'s' if len(gaps) > 1 else ''} hold no entry (the first: {_span(first, last)}):"
+            " on PostgreSQL a rolled-back write leaves such a gap, so it is not proof that an"
+            " entry was lost"
+        )
+        return
+    for first, last in gaps:
+        if first == last:
+            report.problems.append(
+                f"position {first} is missing: an entry was removed from the journal"
+            )
+        else:
+            report.problems.append(
+                f"positions {first} to {last} are missing: {last - first + 1} entries were "
+                "removed from the journal"
+            )
+
+
+def _span(first: int, last: int) -> str:
+    return f"position {first}" if first == last else f"positions {first} to {last}"
+
+
+def _compare_view(engine: Engine, report: VerifyReport) -> None:
     engine.catch_up()
     rebuilt = MemoryView()
     Projector(engine.app.recorder, rebuilt).catch_up()
@@ -297,4 +482,3 @@ def verify_journal(engine: Engine, progress: Callable[[int], None] | None = None
                 f"view row {nid} differs from a rebuild: {live_rows.get(nid)} != "
                 f"{fresh_rows.get(nid)}"
             )
-    return report

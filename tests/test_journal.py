@@ -32,7 +32,7 @@ def lines(path: Path) -> list[bytes]:
 
 def test_an_export_starts_with_a_versioned_header(exported: Path) -> None:
     header = orjson.loads(lines(exported)[0])
-    assert header["format"] == "lineage-es-journal" and header["version"] == "1.0"
+    assert header["format"] == "lineage-es-journal" and header["version"] == "1.1"
 
 
 def test_an_import_reproduces_the_tree(exported: Path) -> None:
@@ -45,9 +45,12 @@ def test_an_import_reproduces_the_tree(exported: Path) -> None:
 def test_a_torn_final_line_is_skipped_and_reported(exported: Path) -> None:
     data = exported.read_bytes()
     exported.write_bytes(data + b'{"position": 99, "origin')
-    with open_engine("memory://") as engine, pytest.warns(UserWarning, match="torn"):
+    with open_engine("memory://") as engine:
         report = import_journal(engine, exported)
     assert report.torn_final_line == len(lines(exported))
+    assert report.warnings == [
+        f"line {len(lines(exported))}: torn final line (interrupted append) skipped"
+    ]
 
 
 def test_a_corrupt_interior_line_is_refused_with_its_number(exported: Path) -> None:
@@ -65,13 +68,22 @@ def test_an_unknown_event_type_of_the_same_major_is_skipped_with_a_warning(
     exported: Path,
 ) -> None:
     content = lines(exported)
+    header = orjson.loads(content[0])
+    header.update(position=header["position"] + 1, events=header["events"] + 1)
     first_event = orjson.loads(content[1])
-    extra = dict(first_event, topic="lineage:RootLineage.FromTheFuture", version=99)
+    extra = dict(
+        first_event,
+        topic="lineage:RootLineage.FromTheFuture",
+        version=99,
+        position=header["position"],
+    )
+    content[0] = orjson.dumps(header) + b"\n"
     content.append(orjson.dumps(extra) + b"\n")
     exported.write_bytes(b"".join(content))
-    with open_engine("memory://") as engine, pytest.warns(UserWarning, match="unknown event"):
+    with open_engine("memory://") as engine:
         report = import_journal(engine, exported)
     assert report.skipped_unknown == [len(content)]
+    assert any("unknown event type" in message for message in report.warnings)
 
 
 def test_a_newer_major_version_is_refused(exported: Path) -> None:
