@@ -104,6 +104,17 @@ class RootSnapshot:
         return next(row for row in self.rows if row.is_root)
 
 
+def _why_stopped(chain: Chain) -> str:
+    """Why an incomplete chain stopped short of its root, as a note's clause."""
+    if chain.capped:
+        return f", capped at {MAX_CHAIN_HOPS} hops"
+    if chain.cycle:
+        return ", on a cycle"
+    if chain.unresolved is not None:
+        return f", whose parent {chain.unresolved} the journal cannot resolve"
+    return ", placed ambiguous under its root (no certain parent)"
+
+
 class Queries:
     """Every question the engine answers, over one view (live, or as of a past position)."""
 
@@ -258,12 +269,18 @@ class Queries:
         return "kin"
 
     def _ancestors(self, snapshot: RootSnapshot, row: NodeRow) -> list[str]:
+        """The keys above ``row``: its parent edges followed up as far as they go, then
+        its root. Every node of a tree descends from its root, so the root is an ancestor
+        even where the edges stop short of it (a node placed ambiguous under its root, or
+        a descendant of one, has no parent edge up to it)."""
         ancestors: list[str] = []
         current = row.parent
         while current is not None and current not in ancestors and len(ancestors) < 1000:
             ancestors.append(current)
             parent_row = snapshot.by_key.get(current)
             current = None if parent_row is None else parent_row.parent
+        if not row.is_root and row.root != row.key and row.root not in ancestors:
+            ancestors.append(row.root)
         return ancestors
 
     def chain(self, conversation: str, host: str | None = None) -> Chain:
@@ -299,11 +316,20 @@ class Queries:
             return Provenance(sender, recipient, relation)
         if self.find(sender, host) is None:
             return Provenance(sender, recipient, relation, note=f"{sender} is unknown")
-        full = self.chain(sender, host).conversations
+        found = self.chain(sender, host)
+        full = found.conversations
         if recipient in full:
             chain = full[: full.index(recipient) + 1]
             skipped = chain[1:-1]
             note = f"{sender} writes to its ancestor {recipient}, skipping {', '.join(skipped)}"
+        elif relation == "descendant":
+            # An ancestor the chain stopped short of: above a node placed ambiguous under
+            # its root (no certain edge leads up to the root), an unresolved one, or the cap.
+            chain = full
+            note = (
+                f"{sender} writes to its ancestor {recipient}; its chain stops at {full[-1]}"
+                f"{_why_stopped(found)}: {' > '.join(chain)}"
+            )
         else:
             chain = full
             note = f"{sender} ({relation}) writes to {recipient}; its chain: {' > '.join(chain)}"

@@ -32,10 +32,12 @@ def safe_id(value: str) -> str:
 
 def forest_json(forest: tuple[ForestNode, ...]) -> bytes:
     """``{"roots": [...]}`` with children nested the same way, each node with exactly the
-    keys the tree's JSON contract names (names and flags are in ``family``/``show``)."""
+    keys the tree's JSON contract names (names and flags are in ``family``/``show``). A node
+    placed ambiguous under its root (no parent edge) is nested under the root and carries
+    ``"ambiguous": true``; no other node has the key."""
 
     def node(n: ForestNode) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "conversation": n.conversation,
             "host": n.host,
             "depth": n.depth,
@@ -43,8 +45,11 @@ def forest_json(forest: tuple[ForestNode, ...]) -> bytes:
             "resolution": n.resolution,
             "started_at": n.started_at,
             "subagent": to_json(n.subagent),
-            "children": [node(c) for c in n.children],
         }
+        if n.ambiguous:
+            out["ambiguous"] = True
+        out["children"] = [node(c) for c in n.children]
+        return out
 
     return orjson.dumps({"roots": [node(n) for n in forest]}, option=orjson.OPT_INDENT_2)
 
@@ -143,8 +148,14 @@ def _graph_ids(forest: tuple[ForestNode, ...]) -> dict[int, str]:
     return ids
 
 
+#: What the graphs write on the uncertain link from its root to a node placed ambiguous
+#: under it: the root is certainly an ancestor, the parent is not known.
+AMBIGUOUS_LABEL = "ambiguous"
+
+
 def forest_mermaid(forest: tuple[ForestNode, ...]) -> str:
-    """A Mermaid flowchart of the forest."""
+    """A Mermaid flowchart of the forest. A node placed ambiguous under its root is linked
+    to it by a dotted, labelled arrow: never drawn as a parent edge."""
     ids = _graph_ids(forest)
     lines = ["flowchart TD"]
 
@@ -157,7 +168,8 @@ def forest_mermaid(forest: tuple[ForestNode, ...]) -> str:
         lines.append(f"  {label(n)}")
         for c in n.children:
             walk(c)
-            lines.append(f"  {ids[id(n)]} --> {ids[id(c)]}")
+            link = f"-. {AMBIGUOUS_LABEL} .->" if c.ambiguous else "-->"
+            lines.append(f"  {ids[id(n)]} {link} {ids[id(c)]}")
 
     for root in forest:
         walk(root)
@@ -165,7 +177,8 @@ def forest_mermaid(forest: tuple[ForestNode, ...]) -> str:
 
 
 def forest_dot(forest: tuple[ForestNode, ...]) -> str:
-    """A Graphviz digraph of the forest."""
+    """A Graphviz digraph of the forest. A node placed ambiguous under its root is linked
+    to it by a dashed, labelled edge: never drawn as a parent edge."""
     ids = _graph_ids(forest)
     lines = ["digraph lineage {", "  node [shape=box];"]
 
@@ -175,7 +188,8 @@ def forest_dot(forest: tuple[ForestNode, ...]) -> str:
         lines.append(f'  {ids[id(n)]} [label="{text}\\n{n.status}"{style}];')
         for c in n.children:
             walk(c)
-            lines.append(f"  {ids[id(n)]} -> {ids[id(c)]};")
+            link = f' [style=dashed, label="{AMBIGUOUS_LABEL}"]' if c.ambiguous else ""
+            lines.append(f"  {ids[id(n)]} -> {ids[id(c)]}{link};")
 
     for root in forest:
         walk(root)

@@ -326,6 +326,53 @@ def test_provenance_of_a_direct_child_carries_no_chain(feed: Feed, engine: Engin
     assert (found.sender_relation, found.chain, found.note) == ("child", (), None)
 
 
+def test_a_child_placed_ambiguous_is_a_descendant_of_its_root(
+    ambiguous_spawn: Feed, engine: Engine
+) -> None:
+    ambiguous_spawn.start("R", "X")
+    assert engine.relation("X", "R") == "descendant"
+
+
+def test_the_root_is_an_ancestor_not_the_parent_of_a_child_placed_ambiguous(
+    ambiguous_spawn: Feed, engine: Engine
+) -> None:
+    ambiguous_spawn.start("R", "X")
+    assert engine.relation("R", "X") == "ancestor"
+
+
+def test_a_child_placed_ambiguous_is_kin_to_the_spawner_it_may_belong_to(
+    ambiguous_spawn: Feed, engine: Engine
+) -> None:
+    ambiguous_spawn.start("R", "X")
+    assert (engine.relation("X", "A"), engine.relation("A", "X")) == ("kin", "kin")
+
+
+def test_the_root_is_an_ancestor_of_what_an_ambiguous_child_spawns(
+    ambiguous_spawn: Feed, engine: Engine
+) -> None:
+    ambiguous_spawn.start("R", "X")
+    ambiguous_spawn.child("R", "X", "Y")
+    assert (engine.relation("Y", "X"), engine.relation("Y", "R")) == ("child", "descendant")
+    assert engine.relation("R", "Y") == "ancestor"
+
+
+def test_the_chain_of_an_ambiguous_child_stops_at_it_incomplete(
+    ambiguous_spawn: Feed, engine: Engine
+) -> None:
+    ambiguous_spawn.start("R", "X")
+    chain = engine.chain("X")
+    assert chain.conversations == ("X",) and not chain.complete
+
+
+def test_provenance_from_an_ambiguous_child_to_its_root_says_where_the_chain_stops(
+    ambiguous_spawn: Feed, engine: Engine
+) -> None:
+    ambiguous_spawn.start("R", "X")
+    found = engine.provenance("X", "R")
+    assert (found.sender_relation, found.chain) == ("descendant", ("X",))
+    assert found.note is not None and "ancestor R" in found.note and "ambiguous" in found.note
+
+
 def test_family_lists_every_node_that_is_not_deleted(stopped_child: Feed, engine: Engine) -> None:
     stopped_child.child("R", "R", "B")
     engine.delete("B")
