@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -244,8 +245,10 @@ def test_the_tree_as_of_position_n_equals_the_tree_of_the_journal_truncated_at_n
         position = min(cut, engine.position())
         path = exported(engine, tmp)
         lines = path.read_bytes().splitlines(keepends=True)
+        # The export of the journal as it was at ``position``: its header says so.
+        header = orjson.loads(lines[0]) | {"position": position, "events": position}
         truncated = Path(tmp) / "truncated.jsonl"
-        truncated.write_bytes(b"".join(lines[: position + 1]))
+        truncated.write_bytes(orjson.dumps(header) + b"\n" + b"".join(lines[1 : position + 1]))
         with open_engine("memory://") as short:
             import_journal(short, truncated)
             expected = shape(short.forest(include_stopped=True))
