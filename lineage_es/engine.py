@@ -652,9 +652,11 @@ class Engine:
         return self._bind_by_order(observation, unit)
 
     def _bind_by_order(self, observation: Observation, unit: _Unit) -> RootLineage | None:
-        """An unknown conversation that may not start a root is the child of the one pending
-        start in its workspace; with several pending under one root it is placed there,
-        ambiguous; with none, or several roots, it is not placed."""
+        """An unknown conversation that may not start a root is a child of a pending start in
+        its workspace, bound by order: when every pending start there has one parent, the
+        parent is certain and it binds the one that started first (parallel children bind in
+        start order). Pending starts of different parents under one root are never guessed
+        between: it is placed there, ambiguous. With none, or several roots, it is not placed."""
         requester = observation.requester
         assert requester is not None
         candidates = [
@@ -667,9 +669,18 @@ class Engine:
         root = unit.get_root(candidates[0].root)
         if root is None:
             return None
-        if len(candidates) == 1:
-            assert candidates[0].spawn_key is not None
-            root.bind_pending(candidates[0].spawn_key, requester, at=unit.at, fact=unit.key)
+        # A row keeps its ``nid`` (the position that placed it) through bindings and their
+        # undoing, so it orders pending starts by when they started.
+        live = set(root.pending_keys())
+        keys = [
+            row.spawn_key
+            for row in sorted(candidates, key=lambda row: row.nid)
+            if row.spawn_key in live
+        ]
+        if not keys:
+            return None
+        if len({root.pending_parent(key) for key in keys}) == 1:
+            root.bind_pending(keys[0], requester, at=unit.at, fact=unit.key)
         else:
             root.place_ambiguous(requester, at=unit.at, fact=unit.key)
         return root

@@ -189,8 +189,11 @@ def test_a_root_only_event_sees_a_root(cursor: CursorAdapter, event: str) -> Non
     assert cursor.observe(hook(event)).facts == (RootSeen(CONV, source=event),)
 
 
-def test_session_end_ends_the_session(cursor: CursorAdapter) -> None:
-    assert cursor.observe(hook("sessionEnd", reason="user_close")).facts == (SessionEnded(CONV),)
+def test_session_end_sees_a_root_then_ends_its_session(cursor: CursorAdapter) -> None:
+    assert cursor.observe(hook("sessionEnd", reason="user_close")).facts == (
+        RootSeen(CONV, source="sessionEnd"),
+        SessionEnded(CONV),
+    )
 
 
 @pytest.mark.parametrize("event", ["preToolUse", "postToolUse", "afterFileEdit", "beforeReadFile"])

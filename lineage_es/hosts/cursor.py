@@ -2,7 +2,7 @@
 
 Cursor names only the sender's ``conversation_id``: never its root, never its parent. A subagent
 is a fresh conversation whose events carry no marker, so the engine binds it by order to the
-one pending ``subagentStart`` in the same workspace. Only root-only events may start a root
+oldest pending ``subagentStart`` in the same workspace. Only root-only events may start a root
 (quirk 7): any other event from an unknown conversation is a child not bound yet.
 """
 
@@ -32,8 +32,9 @@ from lineage_es.hosts.base import checked_key, nested_str, optional_str, require
 
 HOST: Host = "cursor"
 
-#: Events only a root conversation fires; ``sessionEnd`` ends it.
-ROOT_EVENTS = frozenset({"sessionStart", "beforeSubmitPrompt", "stop", "preCompact"})
+#: Events only a root conversation fires (quirk 7): one from a conversation bound to a spawn by
+#: order undoes that binding. ``sessionEnd`` also ends the root's session.
+ROOT_EVENTS = frozenset({"sessionStart", "beforeSubmitPrompt", "stop", "preCompact", "sessionEnd"})
 
 #: The conversation id an empty window sends before any chat exists: not a lasting root.
 PLACEHOLDER_CONVERSATION = "empty-state-draft"
@@ -117,10 +118,11 @@ class CursorAdapter:
 
 
 def _facts(payload: Mapping[str, Any], event: str, conversation: str) -> tuple[Fact, ...]:
+    if event == "sessionEnd":
+        # Seen as a root first, so a child bound by order is a root again before its end.
+        return (RootSeen(conversation, source=event), SessionEnded(conversation))
     if event in ROOT_EVENTS:
         return (RootSeen(conversation, source=event),)
-    if event == "sessionEnd":
-        return (SessionEnded(conversation),)
     if event == "subagentStart":
         spawn_key = _subagent_id(payload)
         return (
