@@ -29,8 +29,13 @@ STORE_HELP = (
     "Where the journal lives: memory://, sqlite:///PATH (relative to the current folder; "
     "sqlite:////abs/path for an absolute one) or postgresql://USER@HOST:PORT/DB. "
     "Default: $LINEAGE_STORE, else a SQLite file in your data dir "
-    "(~/.local/share/lineage-es/journal.sqlite)."
+    "(~/.local/share/lineage-es/journal.sqlite). A command that only reads refuses a SQLite "
+    "file that does not exist rather than create it; the default journal, until something "
+    "is journaled, reads as empty."
 )
+
+#: What to do about a journal named for reading that does not exist.
+NO_JOURNAL_HINT = "check the path; `lineage ingest`, `import` or `hook` create one"
 
 
 def store_option(func: F) -> F:
@@ -66,10 +71,36 @@ def reports_errors(func: F) -> F:
 click.ClickException.exit_code = 2
 
 
-def open_store(store: str | None) -> Engine:
-    from lineage_es.engine import open_engine
+def open_store(store: str | None, *, create: bool = True, waits: bool = False) -> Engine:
+    """Open the journal ``store`` names (``--store`` or ``$LINEAGE_STORE``), else the
+    default one in the data dir.
 
-    return open_engine(store)
+    Commands that write keep ``create=True``: a SQLite journal is created when missing.
+    Commands that only read pass ``create=False``: a SQLite file named explicitly that does
+    not exist is refused, naming the path (a mistyped path must not answer as an empty
+    journal), and nothing is created. The default journal not existing yet is no mistake
+    (nothing has been journaled on this machine): a one-shot reader answers from an empty
+    journal, says so on stderr and creates nothing; a reader that ``waits`` for what hooks
+    write next (``tree --watch``, ``serve``) creates it, so that it sees the first facts.
+    """
+    from lineage_es.engine import open_engine
+    from lineage_es.errors import NoJournal
+
+    if create:
+        return open_engine(store)
+    try:
+        return open_engine(store, create=False)
+    except NoJournal as exc:
+        if store:
+            raise click.ClickException(f"{exc}: {NO_JOURNAL_HINT}") from None
+        if waits:
+            return open_engine(store)
+        click.echo(
+            f"note: no journal yet at {exc.path}: nothing has been journaled on this machine "
+            "(`lineage install-hooks`, `ingest` or `import` start one)",
+            err=True,
+        )
+        return open_engine("memory://")
 
 
 def echo_json(value: Any) -> None:
@@ -107,7 +138,12 @@ def main() -> None:
 )
 @click.option("--all", "include_stopped", is_flag=True, help="Include stopped nodes.")
 @click.option("--at", "at_time", default=None, help="Show the tree as of this ISO-8601 time.")
-@click.option("--position", type=int, default=None, help="Show the tree as of journal position N.")
+@click.option(
+    "--position",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Show the tree as of journal position N (at most the journal's last position).",
+)
 @click.option("--watch", is_flag=True, help="Redraw whenever new facts arrive (Ctrl-C stops).")
 @click.option(
     "--interval",
@@ -143,7 +179,7 @@ def tree(
     """
     if watch and (at_time is not None or position is not None):
         raise click.UsageError("--watch draws the live forest; it cannot go with --at/--position")
-    with open_store(store) as engine:
+    with open_store(store, create=False, waits=watch) as engine:
         if watch:
             from lineage_es.cli_live import use_color, watch_loop
 
@@ -159,6 +195,11 @@ def tree(
             return
         if at_time is not None or position is not None:
             when = _parse_time(at_time) if at_time is not None else None
+            if position is not None and position > (last := engine.position()):
+                raise click.BadParameter(
+                    f"{position} is past the journal's end: its last position is {last}",
+                    param_hint="'--position'",
+                )
             queries = engine.as_of(position=position, time=when)
             forest = queries.forest(host, include_stopped=include_stopped, root=conversation)
         else:
@@ -197,7 +238,7 @@ def _parse_time(text: str) -> datetime:
 @reports_errors
 def show(conversation: str, host: str | None, store: str | None) -> None:
     """Print CONVERSATION's lineage (root, parent, depth, resolution) and its tree, as JSON."""
-    with open_store(store) as engine:
+    with open_store(store, create=False) as engine:
         echo_json(engine.lineage(conversation, host))
 
 
@@ -210,7 +251,7 @@ def show(conversation: str, host: str | None, store: str | None) -> None:
 def relation(a: str, b: str, host: str | None, store: str | None) -> None:
     """Say what A is to B: self, child, descendant, parent, ancestor, sibling, kin or
     unrelated. Stopped and deleted nodes count."""
-    with open_store(store) as engine:
+    with open_store(store, create=False) as engine:
         click.echo(engine.relation(a, b, host))
 
 
@@ -222,7 +263,7 @@ def relation(a: str, b: str, host: str | None, store: str | None) -> None:
 @reports_errors
 def chain(conversation: str, as_json: bool, host: str | None, store: str | None) -> None:
     """Print CONVERSATION's delegation chain up to its root (at most 20 hops)."""
-    with open_store(store) as engine:
+    with open_store(store, create=False) as engine:
         found = engine.chain(conversation, host)
     if as_json:
         echo_json(found)
@@ -246,7 +287,7 @@ def chain(conversation: str, as_json: bool, host: str | None, store: str | None)
 @reports_errors
 def provenance(sender: str, recipient: str, host: str | None, store: str | None) -> None:
     """What a message from SENDER to RECIPIENT should carry, as JSON."""
-    with open_store(store) as engine:
+    with open_store(store, create=False) as engine:
         echo_json(engine.provenance(sender, recipient, host))
 
 
@@ -269,7 +310,7 @@ def _members_table(members: tuple[Any, ...], with_relation: bool) -> None:
 @reports_errors
 def family(root: str, as_json: bool, host: str | None, store: str | None) -> None:
     """List every node of ROOT's family that is not deleted, with depth, name, status."""
-    with open_store(store) as engine:
+    with open_store(store, create=False) as engine:
         members = engine.family(root, host)
     if as_json:
         echo_json(members)
@@ -286,7 +327,7 @@ def family(root: str, as_json: bool, host: str | None, store: str | None) -> Non
 def agents(as_: str, as_json: bool, host: str | None, store: str | None) -> None:
     """List every known agent with its relation to the one asking (an orchestrator's
     list_agents, as a tree rather than a flat list)."""
-    with open_store(store) as engine:
+    with open_store(store, create=False) as engine:
         members = engine.agents(as_, host)
     if as_json:
         echo_json(members)
@@ -302,6 +343,8 @@ def agents(as_: str, as_json: bool, host: str | None, store: str | None) -> None
 @reports_errors
 def rename(conversation: str, name: str, host: str | None, store: str | None) -> None:
     """Give CONVERSATION a display name (journaled; the last rename wins)."""
+    if not name.strip():
+        raise click.BadParameter("a name cannot be empty or only spaces", param_hint="'NAME'")
     with open_store(store) as engine:
         engine.rename(conversation, name, host=host)
 
@@ -385,7 +428,7 @@ def journal_export(output: Path | None, store: str | None) -> None:
     """Write the whole journal as JSONL with a versioned header."""
     from lineage_es.journal import export_journal
 
-    with open_store(store) as engine:
+    with open_store(store, create=False) as engine:
         if output is None:
             count = export_journal(engine, sys.stdout.buffer)
         else:
@@ -417,8 +460,10 @@ def journal_verify(store: str | None) -> None:
     difference."""
     from lineage_es.journal import verify_journal
 
-    with open_store(store) as engine:
+    with open_store(store, create=False) as engine:
         report = verify_journal(engine)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
     for problem in report.problems:
         click.echo(f"problem: {problem}", err=True)
     click.echo(

@@ -21,31 +21,52 @@ from lineage_es import cli as base
 HOST_CHOICE = click.Choice(["claude", "codex", "cursor"])
 
 
-@click.command(
-    context_settings={"ignore_unknown_options": True, "help_option_names": ["-h", "--help"]}
+#: The hook's options, which :func:`lineage_es.hook.parse_args` reads (the console script
+#: hands ``lineage hook HOST ...`` to it without click): listed in ``lineage hook --help``.
+HOOK_OPTIONS = (
+    (
+        "--store URL",
+        "The store to journal into (memory://, sqlite:///PATH, postgresql://...). "
+        "[env var: LINEAGE_STORE; default: the SQLite journal in your data dir, created "
+        "on the first payload]",
+    ),
+    (
+        "--record FILE",
+        'Also append the payload, once accepted, to FILE as {"host", "at", "payload"}: a '
+        "recording lineage-replay and lineage ingest read (a refused payload is only logged).",
+    ),
+    ("--print-lineage", "Write the sender's resolved lineage as JSON on stderr."),
 )
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+
+
+class HookCommand(click.Command):
+    """``lineage hook``: its words go to :func:`lineage_es.hook.parse_args` untouched (as on
+    the console script's fast path), and its help lists the options that reads."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        options = [p for p in self.get_params(ctx) if isinstance(p, click.Option)]
+        records = [r for p in options if (r := p.get_help_record(ctx))]
+        with formatter.section("Options"):
+            formatter.write_dl([*HOOK_OPTIONS, *records])
+
+
+@click.command(
+    cls=HookCommand,
+    context_settings={"ignore_unknown_options": True, "help_option_names": ["-h", "--help"]},
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="claude|codex|cursor")
 def hook(args: tuple[str, ...]) -> None:
     """Journal one hook payload read from stdin: what Claude Code, Codex or Cursor runs.
-
-    \b
-    lineage hook claude|codex|cursor [--store URL] [--record FILE] [--print-lineage]
 
     It prints on stdout only what the host accepts from a hook that neither blocks nor
     changes the action (nothing, for all three), and it never fails the host: any error is
     written to hook.log in your data dir and the exit status is still 0.
 
     \b
-    --store URL       the store (default: $LINEAGE_STORE, else your SQLite journal)
-    --record FILE     also append the payload, once accepted, to FILE as
-                      {"host", "at", "payload"}: a recording lineage-replay and
-                      lineage ingest read (a refused payload is only logged)
-    --print-lineage   write the sender's resolved lineage as JSON on stderr
-
-    \b
     Examples:
       echo '{"session_id":"s1","hook_event_name":"SessionStart"}' \\
         | lineage hook claude --print-lineage
+      lineage hook codex --store sqlite:///team.sqlite --record codex.jsonl
       lineage install-hooks claude      # let Claude Code run it for you
     """
     from lineage_es import hook as hook_module
@@ -169,7 +190,13 @@ def _report(change: Any, verb: str, events: tuple[str, ...]) -> None:
     show_default=True,
     help="The address to listen on (loopback only, unless --allow-remote).",
 )
-@click.option("--port", type=int, default=7421, show_default=True, help="0 picks a free port.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=7421,
+    show_default=True,
+    help="0 picks a free port.",
+)
 @click.option(
     "--allow-remote",
     is_flag=True,
@@ -203,7 +230,7 @@ def serve(bind: str, port: int, allow_remote: bool, quiet: bool, store: str | No
     def log(line: str) -> None:
         click.echo(line, err=True)
 
-    with base.open_store(store) as engine:
+    with base.open_store(store, create=False, waits=True) as engine:
         server = make_server(
             engine, bind, port, allow_remote=allow_remote, log=None if quiet else log
         )

@@ -290,16 +290,19 @@ class _Unit:
 class Engine:
     """Observe host facts into a journal and answer lineage questions from its tree view.
 
-    Open one with :func:`open_engine`. Thread-safe: one lock serialises writes and reads.
+    Open one with :func:`open_engine` (``create=False``: refuse a SQLite journal that does
+    not exist rather than create it). Thread-safe: one lock serialises writes and reads.
     """
 
-    def __init__(self, url: str | None = None, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self, url: str | None = None, *, clock: Clock | None = None, create: bool = True
+    ) -> None:
         self.location: StoreLocation = parse_store_url(url or default_store_url())
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.RLock()
         if self.location.kind == "sqlite":
             assert self.location.path is not None
-            prepare_sqlite_file(self.location.path)
+            prepare_sqlite_file(self.location.path, create=create)
         try:
             with setup_lock(self.location):
                 self.app = LineageApplication(env=application_env(self.location))
@@ -908,10 +911,17 @@ class Engine:
         self.close()
 
 
-def open_engine(url: str | None = None, *, clock: Clock | None = None) -> Engine:
+def open_engine(
+    url: str | None = None, *, clock: Clock | None = None, create: bool = True
+) -> Engine:
     """Open the engine on a store URL (default: ``$LINEAGE_STORE`` or the SQLite journal in
-    the user's data dir). ``memory://`` keeps everything in the process."""
-    return Engine(url, clock=clock)
+    the user's data dir). ``memory://`` keeps everything in the process.
+
+    A SQLite journal that does not exist yet is created (its folder too), unless
+    ``create=False``: then a missing file raises :class:`~lineage_es.stores.NoJournal` (a
+    :class:`StoreError`) and nothing is created, for a caller that only means to read.
+    """
+    return Engine(url, clock=clock, create=create)
 
 
 __all__ = ["ConcurrencyError", "Engine", "LineageApplication", "UnknownConversation", "open_engine"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class LineageError(Exception):
     """Base of every error lineage_es raises on purpose."""
@@ -23,6 +25,16 @@ class UnknownHost(PayloadError):
 
 class StoreError(LineageError):
     """A store URL cannot be opened or is not one we support."""
+
+
+class NoJournal(StoreError):
+    """A store opened only to read names a SQLite file that does not exist: nothing has
+    been journaled there, and nothing is created (a mistyped path must not answer as an
+    empty journal)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"no journal at {path}")
 
 
 class UnknownConversation(LineageError):

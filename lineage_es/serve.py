@@ -33,7 +33,7 @@ DEFAULT_PORT = 7421
 HOSTS = ("claude", "codex", "cursor")
 
 ENDPOINTS = {
-    "/tree": "the live forest: ?all=1 adds stopped nodes, ?host=H, ?root=R",
+    "/tree": "the live forest: ?all=1 adds stopped nodes (0/1, false/true), ?host=H, ?root=R",
     "/lineage/{id}": "a conversation's lineage and live tree (?host=H)",
     "/relation?a=A&b=B": "what A is to B (?host=H)",
     "/chain/{id}": "the delegation chain up to the root (?host=H)",
@@ -69,7 +69,7 @@ def answer(engine: Engine, target: str) -> Any:
     if path in ("", "/"):
         return {"endpoints": ENDPOINTS}
     if path == "/tree":
-        include = _one(query, "all") in ("1", "true", "yes")
+        include = _flag(query, "all")
         root = _one(query, "root")
         forest = engine.forest(host, include_stopped=include, root=root)
         return orjson.loads(forest_json(forest))
@@ -88,6 +88,22 @@ def answer(engine: Engine, target: str) -> Any:
 def _one(query: dict[str, list[str]], key: str) -> str | None:
     values = query.get(key)
     return values[-1] if values else None
+
+
+#: The spellings a yes/no parameter accepts (any case); anything else is a 400.
+FLAGS = {"1": True, "true": True, "0": False, "false": False}
+
+
+def _flag(query: dict[str, list[str]], key: str) -> bool:
+    value = _one(query, key)
+    if value is None:
+        return False
+    try:
+        return FLAGS[value.lower()]
+    except KeyError:
+        raise ApiError(
+            HTTPStatus.BAD_REQUEST, f"{key} must be 1 or 0 (true or false), not {value!r}"
+        ) from None
 
 
 def _host(query: dict[str, list[str]]) -> str | None:
@@ -213,6 +229,8 @@ def make_server(
     Refuses an address other than loopback unless ``allow_remote``: the journal names every
     project and prompt a person works on.
     """
+    if not 0 <= port <= 65535:
+        raise LineageError(f"port {port} is not a TCP port: use 0 (any free one) to 65535")
     if not is_loopback(host) and not allow_remote:
         raise LineageError(
             f"refusing to listen on {host}: it is reachable from other machines, and the "

@@ -8,6 +8,7 @@ machines share one journal.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import warnings
@@ -27,7 +28,7 @@ from eventsourcing.sqlite import (
 )
 from eventsourcing.utils import Environment, EnvType
 
-from lineage_es.errors import StoreError
+from lineage_es.errors import NoJournal, StoreError
 
 StoreKind = Literal["memory", "sqlite", "postgresql"]
 
@@ -36,6 +37,9 @@ SQLITE_LOCK_TIMEOUT = 30
 
 #: The first bytes of every SQLite database file.
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+#: What a PostgreSQL ``?schema=`` may be: a plain SQL identifier (it is spliced into SQL).
+SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -93,18 +97,27 @@ def parse_store_url(url: str) -> StoreLocation:
         }
         if parts.password:
             settings["password"] = unquote(parts.password)
-        query = parse_qs(parts.query)
+        query = parse_qs(parts.query, keep_blank_values=True)
         if "schema" in query:
-            settings["schema"] = query["schema"][0]
+            schema = query["schema"][0]
+            if not SCHEMA_NAME.fullmatch(schema):
+                raise StoreError(
+                    f"schema {schema!r} is not an SQL identifier: use letters, digits and "
+                    "underscores, not starting with a digit"
+                )
+            settings["schema"] = schema
         return StoreLocation(kind="postgresql", url=url, postgres=settings)
     raise StoreError(
         f"{url!r} is not a store URL; use memory://, sqlite:///PATH or postgresql://HOST/DB"
     )
 
 
-def prepare_sqlite_file(path: Path) -> None:
+def prepare_sqlite_file(path: Path, *, create: bool = True) -> None:
     """Create the journal's directory (0700) and file (0600), warning when an existing one
-    is readable by others: agent history names every project a person works on."""
+    is readable by others: agent history names every project a person works on. With
+    ``create=False`` a missing file is :class:`NoJournal` and nothing is created."""
+    if not create and not path.exists():
+        raise NoJournal(path)
     directory = path.parent
     try:
         if not directory.exists():

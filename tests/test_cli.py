@@ -130,3 +130,39 @@ def test_import_summary_counts_what_was_journaled_and_what_reconcile_deleted(
     code, out = run(*args, "--reconcile")
     assert code == 0 and "0 new lineage events journaled" in out
     assert "deleted 1 conversations whose files are gone, and 1 below them" in out
+
+
+def test_tree_refuses_a_negative_position(store: str) -> None:
+    code, out = run("tree", "--position", "-5", "--store", store)
+    assert code == 2 and "'--position'" in out and "x>=0" in out
+
+
+def test_tree_refuses_a_position_past_the_journals_end_and_names_the_last(store: str) -> None:
+    with open_engine(store) as engine:
+        last = engine.position()
+    code, out = run("tree", "--position", str(last + 1), "--store", store)
+    assert code == 2 and f"its last position is {last}" in out
+
+
+def test_tree_at_the_journals_last_position_is_todays_forest(store: str) -> None:
+    with open_engine(store) as engine:
+        last = engine.position()
+    now = run("tree", "--format", "json", "--store", store)
+    assert run("tree", "--position", str(last), "--format", "json", "--store", store) == now
+
+
+@pytest.mark.parametrize("name", ["", "   "], ids=["empty", "spaces"])
+def test_rename_refuses_an_empty_name_and_journals_nothing(store: str, name: str) -> None:
+    with open_engine(store) as engine:
+        before = engine.position()
+    code, out = run("rename", "A", name, "--store", store)
+    assert code == 2 and "a name cannot be empty" in out
+    with open_engine(store) as engine:
+        assert engine.position() == before
+
+
+def test_hook_help_lists_the_store_option_and_its_environment_variable() -> None:
+    code, out = run("hook", "--help")
+    options = out.split("Options:", 1)[1]
+    assert code == 0 and "--store URL" in options and "LINEAGE_STORE" in options
+    assert "--record FILE" in options and "--print-lineage" in options

@@ -343,3 +343,20 @@ def test_the_import_command_prints_each_warning_once(exported: Path, tmp_path: P
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("unknown event type") == 1
     assert "UserWarning" not in done.stderr
+
+
+def test_lineage_journal_verify_prints_the_reports_warnings(
+    sqlite_engine: Engine, journal_file: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from lineage_es.cli import main
+
+    root = next(r for r in rows_of(sqlite_engine) if r[3].endswith("Started"))
+    last_version = max(r[2] for r in rows_of(sqlite_engine) if r[1] == root[1])
+    sqlite_engine.app.recorder.insert_events(
+        [StoredEvent(uuid.UUID(root[1]), last_version + 1, UNKNOWN, b"{}")]
+    )
+    result = CliRunner().invoke(main, ["journal", "verify", "--store", f"sqlite:///{journal_file}"])
+    assert result.exit_code == 0, result.output
+    assert "warning: " in result.stderr and UNKNOWN in result.stderr

@@ -101,6 +101,22 @@ def test_chain_runs_up_to_the_root(server: LineageServer) -> None:
     assert body["conversations"] == [ODD, "A", "R"]
 
 
+@pytest.mark.parametrize(
+    ("value", "stopped_shown"), [("1", True), ("true", True), ("0", False), ("false", False)]
+)
+def test_tree_all_reads_one_or_zero_true_or_false(
+    server: LineageServer, value: str, stopped_shown: bool
+) -> None:
+    status, body = request(server, f"/tree?all={value}")
+    children = [c["conversation"] for c in body["roots"][0]["children"]]
+    assert status == 200 and ("C" in children) is stopped_shown
+
+
+def test_tree_all_with_any_other_value_is_400(server: LineageServer) -> None:
+    status, body = request(server, "/tree?all=maybe")
+    assert status == 400 and "'maybe'" in body["error"]
+
+
 def test_an_unknown_host_parameter_is_400(server: LineageServer) -> None:
     assert request(server, "/tree?host=windsurf")[0] == 400
 
@@ -135,3 +151,15 @@ def test_a_non_loopback_address_is_refused(engine: Engine) -> None:
 def test_cli_serve_on_a_public_address_exits_2_with_the_reason(store: str) -> None:
     result = CliRunner().invoke(main, ["serve", "--host", "0.0.0.0", "--store", store])
     assert result.exit_code == 2 and "--allow-remote" in result.stderr
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_cli_serve_on_a_port_out_of_range_exits_2_with_the_reason(store: str, port: str) -> None:
+    result = CliRunner().invoke(main, ["serve", "--port", port, "--store", store])
+    assert result.exit_code == 2 and "0<=x<=65535" in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_port_out_of_range_is_refused_with_the_reason(engine: Engine) -> None:
+    with pytest.raises(LineageError, match="not a TCP port"):
+        make_server(engine, "127.0.0.1", 65536)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lineage_es.engine import open_engine
-from lineage_es.errors import StoreError
+from lineage_es.errors import NoJournal, StoreError
 from lineage_es.stores import default_store_url, parse_store_url
 
 
@@ -108,3 +108,41 @@ def test_sqlite_url_with_three_slashes_is_relative_to_the_working_directory(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert parse_store_url("sqlite:///j.sqlite").path == tmp_path / "j.sqlite"
+
+
+@pytest.mark.parametrize("schema", ["bad-name;drop", "1st", "a b", ""])
+def test_a_postgres_schema_that_is_not_an_sql_identifier_is_a_store_error(schema: str) -> None:
+    with pytest.raises(StoreError, match="not an SQL identifier"):
+        parse_store_url(f"postgresql://ann@db.local/lineage?schema={schema}")
+
+
+def test_a_postgres_schema_of_letters_digits_and_underscores_is_kept() -> None:
+    location = parse_store_url("postgresql://ann@db.local/lineage?schema=_Team_2")
+    assert location.postgres["schema"] == "_Team_2"
+
+
+def test_opening_without_create_refuses_a_missing_sqlite_file_and_creates_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "missing" / "journal.sqlite"
+    with pytest.raises(NoJournal, match=f"no journal at {path}") as refused:
+        open_engine(f"sqlite:///{path}", create=False)
+    assert refused.value.path == path and isinstance(refused.value, StoreError)
+    assert not path.parent.exists()
+
+
+def test_opening_without_create_opens_an_existing_sqlite_file(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'journal.sqlite'}"
+    with open_engine(url) as engine:
+        from tests.helpers import Feed
+
+        Feed(engine).root("R")
+    with open_engine(url, create=False) as reopened:
+        assert reopened.lineage("R").conversation == "R"
+
+
+def test_opening_creates_a_missing_sqlite_file_by_default(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "journal.sqlite"
+    with open_engine(f"sqlite:///{path}"):
+        pass
+    assert path.is_file()
