@@ -100,18 +100,40 @@ class RootLineage(Aggregate):
     State (plain data): ``nodes`` maps a conversation to its node, ``pending`` maps the spawn
     key of a started child whose conversation is not known yet to its node, ``spawns`` keeps
     spawn requests (candidate owners of children that start without naming their parent),
-    ``seen`` the idempotency keys of the observations that changed this root.
+    ``seen`` maps the idempotency key of each observation that changed this root to the
+    ``lifetime`` it was last seen in.
+
+    Lifetimes: a lifetime of the root ends whenever one of its nodes stops or resumes (the
+    root's own session ending or resuming included), and ``lifetime`` counts them from 1. An
+    observation is a duplicate only if its key was seen in the current lifetime: hook payloads
+    carry no time, so a fact that truly happens again later (a session that ends the same way
+    after a resume, a subagent that stops again after it was resumed) is byte-identical to the
+    first. The lifetime is derived from the events alone (they carry no lifetime number), so
+    replaying a journal, old or new, gives the same one. Trade-off accepted: a duplicate
+    delivered late, after a node of its root stopped or resumed, cannot be told from the fact
+    happening again, and is applied again (a stale stop stops a resumed session; a stale
+    placement may correct an edge back).
+
+    Version 2 of the state (snapshots) adds ``lifetime``.
     """
 
     TOPIC = "lineage:RootLineage"
+    class_version = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """A version-1 snapshot kept every key seen as ``1`` and no lifetime: each of its keys
+        counts as seen in the current lifetime, as before, until a node stops or resumes."""
+        state.setdefault("lifetime", 1)
+        state["seen"] = dict.fromkeys(state.get("seen", {}), state["lifetime"])
 
     class Event(Aggregate.Event):
         fact: str
 
         def apply(self, aggregate: Any) -> None:
-            if self.fact:
-                aggregate.seen[self.fact] = 1
             self.change(aggregate)
+            if self.fact:  # after ``change``: a stop's own key belongs to the lifetime it opens
+                aggregate.seen[self.fact] = aggregate.lifetime
 
         def change(self, aggregate: Any) -> None:
             """Mutate the aggregate's state; each event class says how."""
@@ -130,6 +152,7 @@ class RootLineage(Aggregate):
 
         def change(self, aggregate: Any) -> None:
             aggregate.nodes[self.conversation]["status"] = LIVE
+            aggregate.lifetime += 1
 
     class SpawnRequested(Event):
         TOPIC = "lineage:RootLineage.SpawnRequested"
@@ -271,6 +294,7 @@ class RootLineage(Aggregate):
 
         def change(self, aggregate: Any) -> None:
             _node(aggregate, self.conversation, self.spawn_key)["status"] = STOPPED
+            aggregate.lifetime += 1
 
     class Renamed(Event):
         TOPIC = "lineage:RootLineage.Renamed"
@@ -305,7 +329,8 @@ class RootLineage(Aggregate):
         self.pending: dict[str, dict[str, Any]] = {}
         self.spawns: dict[str, dict[str, Any]] = {}
         self.spawn_seq = 0
-        self.seen: dict[str, int] = {fact: 1} if fact else {}
+        self.lifetime = 1
+        self.seen: dict[str, int] = {fact: self.lifetime} if fact else {}
 
     # -- creation -------------------------------------------------------------------------
 
@@ -334,7 +359,9 @@ class RootLineage(Aggregate):
     # -- questions the engine asks ----------------------------------------------------------
 
     def has_seen(self, fact: str) -> bool:
-        return fact in self.seen
+        """Whether an observation with key ``fact`` already changed this root in its current
+        lifetime (a duplicate delivery); one seen in an earlier lifetime may have recurred."""
+        return self.seen.get(fact) == self.lifetime
 
     def knows(self, conversation: str) -> bool:
         return conversation in self.nodes
