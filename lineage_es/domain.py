@@ -105,7 +105,8 @@ class RootLineage(Aggregate):
 
     Lifetimes: a lifetime of the root ends whenever one of its nodes stops or resumes (the
     root's own session ending or resuming included), and ``lifetime`` counts them from 1. An
-    observation is a duplicate only if its key was seen in the current lifetime: hook payloads
+    observation that can recur (:attr:`Observation.recurs`, hook payloads) is a duplicate only
+    if its key was seen in the current lifetime; any other only if it was ever seen: hook payloads
     carry no time, so a fact that truly happens again later (a session that ends the same way
     after a resume, a subagent that stops again after it was resumed) is byte-identical to the
     first. The lifetime is derived from the events alone (they carry no lifetime number), so
@@ -358,10 +359,13 @@ class RootLineage(Aggregate):
 
     # -- questions the engine asks ----------------------------------------------------------
 
-    def has_seen(self, fact: str) -> bool:
-        """Whether an observation with key ``fact`` already changed this root in its current
-        lifetime (a duplicate delivery); one seen in an earlier lifetime may have recurred."""
-        return self.seen.get(fact) == self.lifetime
+    def has_seen(self, fact: str, *, recurs: bool = False) -> bool:
+        """Whether an observation with key ``fact`` already changed this root: ever, or, for
+        a payload that can recur (``recurs``), in its current lifetime (a duplicate delivery;
+        one seen in an earlier lifetime may have happened again)."""
+        if recurs:
+            return self.seen.get(fact) == self.lifetime
+        return fact in self.seen
 
     def knows(self, conversation: str) -> bool:
         return conversation in self.nodes

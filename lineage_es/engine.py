@@ -133,6 +133,8 @@ class _Unit:
     host: Host
     at: datetime
     key: str
+    #: Whether the observation's payload can recur in a later lifetime of its root.
+    recurs: bool = False
     roots: dict[UUID, RootLineage] = field(default_factory=dict)
     created: set[UUID] = field(default_factory=set)
     seen_before: set[UUID] = field(default_factory=set)
@@ -160,7 +162,7 @@ class _Unit:
         except AggregateNotFoundError:
             return None
         self.roots[aggregate_id] = root
-        if self.key and root.has_seen(self.key):
+        if self.key and root.has_seen(self.key, recurs=self.recurs):
             self.seen_before.add(aggregate_id)
         return root
 
@@ -461,13 +463,14 @@ class Engine:
     def _batch_one(self, observation: Observation, unit: _Unit) -> None:
         unit.host = observation.host
         unit.key = observation.key
+        unit.recurs = observation.recurs
         unit.at = _utc(observation.at or self._clock())
         created = set(unit.created)
         root = self._route(observation, unit)
         if root is None:
             return
         fresh = root.id in unit.created - created
-        if not fresh and root.has_seen(observation.key):
+        if not fresh and root.has_seen(observation.key, recurs=observation.recurs):
             return
         already = 0 if fresh else len(root.pending_events)
         for fact in observation.facts:
@@ -563,7 +566,13 @@ class Engine:
                 return [], False
             self._refresh()
             unit = _Unit(
-                self.app, observation.host, at, observation.key, routes=self._routes, view=self.view
+                self.app,
+                observation.host,
+                at,
+                observation.key,
+                recurs=observation.recurs,
+                routes=self._routes,
+                view=self.view,
             )
             try:
                 root = self._route(observation, unit)

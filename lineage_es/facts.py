@@ -174,6 +174,11 @@ class Observation:
     - ``key``: the idempotency key, a digest of the payload without its receipt timestamps;
       the same payload delivered twice has the same key and changes nothing the second time.
     - ``at``: the host's own time for the payload, or ``None`` to let the engine's clock decide.
+    - ``recurs``: whether the same payload can truly happen again later (a hook payload, which
+      carries no time: a session that ends the same way after a resume is byte-identical to
+      its first end); such a key is a duplicate only within its root's current lifetime. A
+      row of a transcript or rollout is keyed by where it stands and never recurs: read again
+      (a re-import of a whole file), it changes nothing, whatever happened since.
     """
 
     host: Host
@@ -183,6 +188,7 @@ class Observation:
     root: str | None = None
     workspace: tuple[str, ...] = ()
     at: datetime | None = None
+    recurs: bool = False
 
 
 @dataclass(frozen=True, slots=True)

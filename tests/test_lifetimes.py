@@ -145,7 +145,7 @@ def test_a_snapshot_round_trips_the_lifetimes() -> None:
     root.end_session(at=AT, fact="k1")
     root.see_root(at=AT, fact="k2")
     restored = RootLineage.Snapshot.take(root).mutate(None)
-    assert [restored.has_seen(k) for k in ("k0", "k1", "k2")] == [False, False, True]
+    assert [restored.has_seen(k, recurs=True) for k in ("k0", "k1", "k2")] == [False, False, True]
 
 
 @pytest.mark.parametrize("key", ["k0", "k1", "k2"])
@@ -168,6 +168,12 @@ def test_a_snapshot_from_before_lifetimes_counts_its_keys_as_seen_in_the_current
         state=state,
     )
     restored = old.mutate(None)
-    assert restored.has_seen(key)
+    assert restored.has_seen(key, recurs=True)
     restored.end_session(at=AT, fact="k3")
-    assert not restored.has_seen(key)
+    assert not restored.has_seen(key, recurs=True)
+
+
+def test_a_key_that_does_not_recur_stays_seen_after_a_stop() -> None:
+    root = RootLineage.start("claude", "R", at=AT, fact="k0")
+    root.end_session(at=AT, fact="k1")
+    assert (root.has_seen("k0"), root.has_seen("k0", recurs=True)) == (True, False)

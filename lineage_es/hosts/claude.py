@@ -132,6 +132,7 @@ class ClaudeAdapter:
             root=session,
             workspace=(),  # roots are scoped by workspace for Cursor only
             at=at,
+            recurs=True,  # a hook payload carries no time of its own
         )
 
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:

@@ -106,6 +106,7 @@ class CursorAdapter:
             facts=_facts(payload, event, conversation),
             workspace=workspace,
             at=at,
+            recurs=True,  # a hook payload carries no time of its own
         )
 
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:
