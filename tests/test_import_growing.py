@@ -66,6 +66,18 @@ def background_child_then_waiting(folder: Path) -> Session:
 # -- a file with no complete row yet ------------------------------------------------------------
 
 
+def background_agent_at_work(folder: Path) -> Session:
+    """A session whose root launched AGENT in the background (second 2), which began at 3,
+    while the root answered at 4."""
+    s = Session(folder)
+    s.prompt(1)
+    s.spawn(2, "toolu_A", run_in_background=True)
+    s.result(2, "toolu_A", AGENT, status="async_launched")
+    s.prompt(3, "do it", agent=AGENT)
+    s.answer(4)
+    return s
+
+
 def start_writing(path: Path, how: str, row: bytes) -> None:
     """The file exists with nothing complete in it: empty, or its first row half written."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -205,14 +217,9 @@ def test_agent_file_read_while_its_agent_works_agrees_with_one_import(
 def test_agent_that_outlives_the_sessions_last_row_agrees_with_one_import(
     tmp_path: Path, memory: Engine
 ) -> None:
-    s = Session(tmp_path)
-    s.prompt(1)
-    s.spawn(2, "toolu_A", run_in_background=True)
-    s.result(2, "toolu_A", AGENT, status="async_launched")
-    s.prompt(3, "do it", agent=AGENT)
-    s.answer(4)
+    s = background_agent_at_work(tmp_path)  # the session's file ends at 4
     s.answer(5, agent=AGENT)
-    import_claude(memory, tmp_path)  # the session's file ends at 4, the agent's at 5
+    import_claude(memory, tmp_path)  # the agent's file ends at 5
     s.answer(7, agent=AGENT)
     s.notice(8, AGENT)
     s.answer(10)
@@ -223,12 +230,7 @@ def test_agent_that_outlives_the_sessions_last_row_agrees_with_one_import(
 def test_every_moment_of_a_session_imported_three_times_agrees_with_one_import(
     tmp_path: Path, memory: Engine
 ) -> None:
-    s = Session(tmp_path)
-    s.prompt(1)
-    s.spawn(2, "toolu_A", run_in_background=True)
-    s.result(2, "toolu_A", AGENT, status="async_launched")
-    s.prompt(3, "do it", agent=AGENT)
-    s.answer(4)
+    s = background_agent_at_work(tmp_path)  # the session's file ends at 4
     import_claude(memory, tmp_path)
     s.answer(5, agent=AGENT)
     s.tail()

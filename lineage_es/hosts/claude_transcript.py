@@ -44,7 +44,7 @@ from lineage_es.lines import MAX_LINE_BYTES, json_rows
 #: Notification statuses that mean the task is over.
 _FINAL_STATUSES = frozenset({"completed", "killed"})
 
-_AGENT_FILE = re.compile(r"agent-(.+)\.jsonl")
+AGENT_FILE = re.compile(r"agent-(.+)\.jsonl")
 _NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.DOTALL)
 _TASK_ID = re.compile(r"<task-id>([^<]+)</task-id>")
 _STATUS = re.compile(r"<status>([^<]+)</status>")
@@ -60,7 +60,7 @@ def read_transcript(path: Path) -> Iterator[TranscriptRow]:
     skipped.
     """
     path = Path(path)
-    match = _AGENT_FILE.fullmatch(path.name)
+    match = AGENT_FILE.fullmatch(path.name)
     if match is not None:
         return _lone_agent_rows(path, match.group(1))
     return _session_rows(path)
@@ -540,7 +540,7 @@ def _session_agents(path: Path, session: str | None) -> list[_AgentFile]:
     flat = sorted(path.parent.glob("agent-*.jsonl")) if session is not None else []
     found: dict[str, _AgentFile] = {}
     for candidate, same_session in [(p, False) for p in nested] + [(p, True) for p in flat]:
-        match = _AGENT_FILE.fullmatch(candidate.name)
+        match = AGENT_FILE.fullmatch(candidate.name)
         if match is None or match.group(1) in found:
             continue
         agent = _agent_file(candidate, match.group(1), session, same_session=same_session)
@@ -670,6 +670,7 @@ def is_warmup(row: Mapping[str, Any]) -> bool:
 
 
 __all__ = [
+    "AGENT_FILE",
     "RowMeaning",
     "TranscriptRow",
     "agent_start",

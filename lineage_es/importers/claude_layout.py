@@ -12,15 +12,13 @@ subagents' files from flat ones.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
+from lineage_es.hosts.claude_transcript import AGENT_FILE
 from lineage_es.importers.ledger import Found
-
-AGENT_FILE = re.compile(r"agent-(.+)\.jsonl")
 
 
 @dataclass

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lineage_es.hosts.claude import HOST
+from lineage_es.hosts.claude_transcript import AGENT_FILE
 from lineage_es.importers.claude_layout import (
-    AGENT_FILE,
     SessionFiles,
     head_session,
     is_sidecar,
