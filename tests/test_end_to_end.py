@@ -125,7 +125,7 @@ class Clock:
     """Stands in for ``time.sleep`` in the watch loop: runs one scripted step per call and
     interrupts the loop when the script is done."""
 
-    def __init__(self, *steps: Callable[[], None]) -> None:
+    def __init__(self, *steps: Callable[[], object]) -> None:
         self.steps = list(steps)
 
     def __call__(self, seconds: float) -> None:

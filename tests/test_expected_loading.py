@@ -334,7 +334,11 @@ def edge(**step: Any) -> dict[str, Any]:
     return {"version": 1, "steps": [{"row": 1, **step}]}
 
 
-EDGES = [
+def each(*values: object) -> tuple[object, ...]:
+    return values
+
+
+EDGES: list[object] = [
     *({"version": v, "steps": []} for v in (1, 1.0, True, "1", 2, None)),
     *(edge(row=v) for v in (0, 0.0, 1, 2.0, 2.5, True, False, "3", None, float("inf"))),
     *({"version": 1, "steps": [{"rows": v}]} for v in ([], [1, 2.0], [True], [0], 3, None)),
@@ -342,10 +346,10 @@ EDGES = [
     {"version": 1, "steps": [{}]},
     *(edge(lineage={"depth": v}) for v in (0, 0.0, -1, -1.0, -0.5, False, "0", None)),
     *(edge(lineage={"resolution": v}) for v in ("inferred", "", 1, None, True)),
-    *(edge(lineage={"subagent": v}) for v in (None, {}, {"id": ""}, {"type": None}, [], "x")),
-    *(edge(tree=v) for v in (None, {}, [], {"roots": []}, {"roots": None}, {"kids": []})),
-    *(edge(tree={"children": [v]}) for v in ("", "a", {}, {"depth": 1.0}, 1, None, [], True)),
-    *(edge(views=v) for v in ({}, {"": None}, {"a": None}, {"a": {}}, {"a": []}, [], None)),
+    *(edge(lineage={"subagent": v}) for v in each(None, {}, {"id": ""}, {"type": None}, [], "x")),
+    *(edge(tree=v) for v in each(None, {}, [], {"roots": []}, {"roots": None}, {"kids": []})),
+    *(edge(tree={"children": [v]}) for v in each("", "a", {}, {"depth": 1.0}, 1, None, [], True)),
+    *(edge(views=v) for v in each({}, {"": None}, {"a": None}, {"a": {}}, {"a": []}, [], None)),
     {"version": 1, "steps": [], "final": {}},
     {"version": 1, "steps": [], "final": {"views": {}}},
     {"version": 1, "steps": [], "final": {"views": {}, "x": 1}},

@@ -70,12 +70,10 @@ def touch_later(path: Path) -> None:
 def line_limits(max_line: int, region: int) -> Iterator[None]:
     """Lines longer than ``max_line`` bytes are skipped; files are read ``region`` bytes at a
     time (a hypothesis test cannot use the ``monkeypatch`` fixture once per example)."""
-    saved = lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES
-    lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES = max_line, region
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lines_module, "MAX_LINE_BYTES", max_line)
+        patch.setattr(lines_module, "REGION_BYTES", region)
         yield
-    finally:
-        lines_module.MAX_LINE_BYTES, lines_module.REGION_BYTES = saved
 
 
 def lineage(*args: str | Path) -> Result:

@@ -26,7 +26,7 @@ def unlistable(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
             raise PermissionError(13, "Permission denied", str(path))
         return real(path)
 
-    monkeypatch.setattr(ledger.os, "scandir", scandir)
+    monkeypatch.setattr("lineage_es.importers.ledger.os.scandir", scandir)
 
 
 def test_unreadable_folder_is_counted_as_skipped(

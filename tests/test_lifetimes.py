@@ -145,6 +145,7 @@ def test_a_snapshot_round_trips_the_lifetimes() -> None:
     root.end_session(at=AT, fact="k1")
     root.see_root(at=AT, fact="k2")
     restored = RootLineage.Snapshot.take(root).mutate(None)
+    assert isinstance(restored, RootLineage)
     assert [restored.has_seen(k, recurs=True) for k in ("k0", "k1", "k2")] == [False, False, True]
 
 
@@ -168,6 +169,7 @@ def test_a_snapshot_from_before_lifetimes_counts_its_keys_as_seen_in_the_current
         state=state,
     )
     restored = old.mutate(None)
+    assert isinstance(restored, RootLineage)
     assert restored.has_seen(key, recurs=True)
     restored.end_session(at=AT, fact="k3")
     assert not restored.has_seen(key, recurs=True)

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from lineage_es.errors import InputError
+from lineage_es.facts import LOGICAL_EPOCH
 from lineage_es.replay import inputs
 from lineage_es.replay.inputs import (
-    LOGICAL_EPOCH,
     McpRow,
     ObservationRow,
     PayloadRow,

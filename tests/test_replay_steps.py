@@ -27,7 +27,7 @@ def children_seen_by_root(tmp_path: Path, rows: list[int]) -> dict[int, list[str
     steps = [{"row": row, "views": {ROOT: {"children": []}}} for row in rows]
     expected.write_text(json.dumps({"version": 1, "steps": steps}))
     result = run_replay(TRANSCRIPT, expected=expected)
-    seen = {row: [] for row in rows}
+    seen: dict[int, list[str]] = {row: [] for row in rows}
     for step in result.failed:
         (mismatch,) = step.mismatches
         seen[step.rows[0]] = [peer["conversation"] for peer in mismatch.observed]
