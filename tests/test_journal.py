@@ -240,3 +240,29 @@ def test_verify_reports_a_view_that_differs_from_a_rebuild(tmp_path: Path) -> No
         report = verify_journal(engine)
     assert not report.ok
     assert any("differs from a rebuild" in problem for problem in report.problems)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("host", "codex"),
+        ("root", "elsewhere"),
+        ("agent_type", "WRONG"),
+        ("subagent_id", "WRONGID"),
+        ("description", "not what was asked"),
+        ("workspace", ("/somewhere/else",)),
+    ],
+)
+def test_verify_reports_a_view_row_that_differs_from_a_rebuild_in_any_field(
+    tmp_path: Path, field: str, value: object
+) -> None:
+    with open_engine(f"sqlite:///{tmp_path / 'j.sqlite'}") as engine:
+        feed = Feed(engine)
+        feed.root("R")
+        feed.child("R", "R", "A")
+        row = next(r for r in engine.view.all_rows() if r.key == "A")
+        setattr(row, field, value)
+        position = engine.view.position()
+        engine.view.write([row], expected=position, position=position)
+        report = verify_journal(engine)
+    assert any("differs from a rebuild" in problem for problem in report.problems)

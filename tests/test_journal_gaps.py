@@ -221,11 +221,27 @@ def test_an_import_refuses_an_export_missing_its_last_entry(exported: Path) -> N
     assert "1 entry is missing" in refused(exported).reason
 
 
-def test_an_import_refuses_an_export_whose_counted_last_entry_is_torn(exported: Path) -> None:
+def test_an_export_whose_counted_last_entry_is_torn_imports_all_but_that_entry(
+    exported: Path,
+) -> None:
     data = exported.read_bytes()
     exported.write_bytes(data[: data.rindex(b"\n", 0, -1) + 20])
+    torn = len(lines(exported))
+    with open_engine("memory://") as engine:
+        report = import_journal(engine, exported)
+    assert (report.imported, report.torn_final_line) == (torn - 2, torn)
+    assert report.warnings == [f"line {torn}: torn final line (interrupted append) skipped"]
+
+
+def test_an_import_refuses_an_export_missing_an_entry_besides_its_torn_last_one(
+    exported: Path,
+) -> None:
+    content = lines(exported)
+    del content[3]
+    data = b"".join(content)
+    exported.write_bytes(data[: data.rindex(b"\n", 0, -1) + 20])
     error = refused(exported)
-    assert "1 entry is missing" in error.reason
+    assert "2 entries are missing" in error.reason
     assert f"line {len(lines(exported))} is torn" in error.reason
 
 
