@@ -152,7 +152,10 @@ class RootLineage(Aggregate):
         conversation: str
 
         def change(self, aggregate: Any) -> None:
-            aggregate.nodes[self.conversation]["status"] = LIVE
+            # A pending child is named by its spawn key (it has no conversation yet).
+            known = self.conversation in aggregate.nodes
+            node = _node(aggregate, self.conversation if known else None, self.conversation)
+            node["status"] = LIVE
             aggregate.lifetime += 1
 
     class SpawnRequested(Event):
@@ -388,8 +391,11 @@ class RootLineage(Aggregate):
         self.resume(self.conversation, at=at, fact=fact)
 
     def resume(self, conversation: str, *, at: datetime, fact: str) -> None:
-        node = self.nodes.get(conversation)
-        if node is not None and node["status"] == STOPPED:
+        """Resume a stopped node, found as :meth:`stop` finds it: a pending child by its
+        spawn key (an import that read a file to where it then ended stopped it there, and
+        takes it on when the file goes on)."""
+        found = self._find(conversation, None)
+        if found is not None and found[2]["status"] == STOPPED:
             self._trigger(self.Resumed, at, fact, conversation=conversation)
 
     def request_spawn(

@@ -191,7 +191,8 @@ def _child_placed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
 
 
 def _resumed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
-    row = rows.by_conversation(event.state["conversation"])
+    # A pending child is named by its spawn key (RootLineage.resume).
+    row = rows.find(event.state["conversation"], event.state["conversation"])
     if row is None:
         return []
     row.status = "live"

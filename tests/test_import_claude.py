@@ -150,6 +150,16 @@ def spawned_agent(folder: Path) -> Session:
     return s
 
 
+def clear(s: Session, second: int) -> None:
+    """``/clear`` at ``second`` starts OTHER, whose rows a recorder appended to SESSION's file
+    (as in the irrlicht 1-5 recording): its command row, then a turn."""
+    command = {"role": "user", "content": "<command-name>/clear</command-name>"}
+    s.row(second, "user", message=command, sessionId=OTHER)
+    s.row(second + 1, "user", message={"role": "user", "content": "hi"}, sessionId=OTHER)
+    text = {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}
+    s.row(second + 3, "assistant", message=text, sessionId=OTHER)
+
+
 def members(engine: Engine | Queries, root: str = SESSION) -> dict[str, Member]:
     return {m.conversation: m for m in engine.family(root)}
 
@@ -369,6 +379,32 @@ def test_fork_is_a_new_root_whose_copied_rows_place_no_children(
     assert memory.relation(OTHER, SESSION) == "unrelated"
 
 
+def test_a_session_cleared_inside_its_file_starts_at_its_own_first_row(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.answer(3)
+    clear(s, 5)  # OTHER's rows, up to second 8, in SESSION's file
+    run(memory, tmp_path)
+    second = members(memory, OTHER)[OTHER]
+    assert (second.started_at[11:19], str(second.stopped_at)[11:19]) == ("08:00:05", "08:00:08")
+
+
+def test_a_session_cleared_inside_its_file_goes_on_until_the_clear_ends_it(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """The end of a turn stops nothing (LINEAGE.md): the first session ends at the /clear,
+    which is the next session's first row."""
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.answer(3)
+    clear(s, 5)
+    run(memory, tmp_path)
+    assert members(memory.as_of(time=at(4)))[SESSION].status == "live"
+    assert str(members(memory)[SESSION].stopped_at)[11:19] == "08:00:05"
+
+
 def test_missing_folder_is_refused(tmp_path: Path, memory: Engine) -> None:
     with pytest.raises(InputError, match="not a folder"):
         run(memory, tmp_path / "absent")
@@ -520,6 +556,17 @@ def test_corpus_clear_starts_an_unrelated_root(corpus: Path) -> None:
     first, second = "4d09aaba-81a9-4463-9e1e-e0c8c5be8e8c", "fd023a54-8d3f-441b-bb58-6319f2fc51f0"
     assert report.roots == {first, second}
     assert engine.relation(first, second) == "unrelated"
+
+
+def test_corpus_cleared_session_starts_at_its_first_row_where_the_clear_ended_the_first(
+    corpus: Path,
+) -> None:
+    engine, _ = imported(corpus, "irrlicht_1-5-session-clear_v2.1.142")
+    first, second = "4d09aaba-81a9-4463-9e1e-e0c8c5be8e8c", "fd023a54-8d3f-441b-bb58-6319f2fc51f0"
+    line_11 = "2026-05-15T10:58:42.513000+00:00"  # the <local-command-caveat> row of /clear
+    ended, started = members(engine, first)[first], members(engine, second)[second]
+    assert (ended.stopped_at, started.started_at) == (line_11, line_11)
+    assert started.stopped_at == "2026-05-15T10:58:47.784000+00:00"
 
 
 def test_corpus_compactor_agent_is_not_a_child(corpus: Path) -> None:

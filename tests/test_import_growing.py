@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,11 @@ from lineage_es.engine import Engine, open_engine
 from lineage_es.errors import UnknownConversation
 from lineage_es.importers import import_claude
 from lineage_es.queries import Queries
-from tests.test_import_claude import AGENT, SESSION, Session, at, members
+from tests.test_import_claude import AGENT, OTHER, SESSION, Session, at, clear, members
 
 SECONDS = range(0, 12)
+
+Roots = tuple[str, ...]
 
 
 def one_import(folder: Path) -> Engine:
@@ -25,30 +28,40 @@ def one_import(folder: Path) -> Engine:
     return engine
 
 
-def history(engine: Engine, seconds: Iterable[int] = SECONDS) -> list[dict[str, tuple]]:
+def history(
+    engine: Engine, seconds: Iterable[int] = SECONDS, roots: Roots = (SESSION,)
+) -> list[dict[str, tuple]]:
     """Each member's status, parent and resolution, second by second (time travel)."""
-    return [_moment(engine.as_of(time=at(s))) for s in seconds]
+    return moments(engine, [at(s) for s in seconds], roots)
 
 
-def _moment(view: Queries) -> dict[str, tuple]:
-    try:
-        family = view.family(SESSION)
-    except UnknownConversation:
-        return {}  # before the root started
-    return {m.conversation: (m.status, m.parent, m.resolution) for m in family}
+def moments(engine: Engine, times: Iterable[datetime], roots: Roots) -> list[dict[str, tuple]]:
+    return [_moment(engine.as_of(time=time), roots) for time in times]
 
 
-def answers(engine: Engine) -> dict[str, tuple]:
+def _moment(view: Queries, roots: Roots) -> dict[str, tuple]:
+    found: dict[str, tuple] = {}
+    for root in roots:
+        try:
+            family = view.family(root)
+        except UnknownConversation:
+            continue  # before the root started
+        found |= {m.conversation: (m.status, m.parent, m.resolution) for m in family}
+    return found
+
+
+def answers(engine: Engine, roots: Roots = (SESSION,)) -> dict[str, tuple]:
     return {
         m.conversation: (m.status, m.parent, m.resolution, m.started_at, m.stopped_at)
-        for m in engine.family(SESSION)
+        for root in roots
+        for m in engine.family(root)
     }
 
 
-def assert_as_one_import(engine: Engine, folder: Path) -> None:
+def assert_as_one_import(engine: Engine, folder: Path, roots: Roots = (SESSION,)) -> None:
     once = one_import(folder)
-    assert answers(engine) == answers(once)
-    assert history(engine) == history(once)
+    assert answers(engine, roots) == answers(once, roots)
+    assert history(engine, roots=roots) == history(once, roots=roots)
 
 
 def background_child_then_waiting(folder: Path) -> Session:
@@ -242,6 +255,28 @@ def test_every_moment_of_a_session_imported_three_times_agrees_with_one_import(
     assert_as_one_import(memory, tmp_path)
 
 
+def test_agent_whose_last_rows_are_out_of_time_order_when_read_agrees_with_one_import(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """Both files caught mid-write (the spotter a2898e3 case cut at 16:02:51.740): the
+    session's file ends at 4, stopping the agent with it; the agent's file goes on with a
+    row stamped 6 and ends with one stamped 5. It acts again no later than its own stop."""
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.spawn(2, "toolu_A")
+    s.prompt(3, "do it", agent=AGENT)
+    s.answer(4)
+    s.answer(6, agent=AGENT)
+    s.answer(5, agent=AGENT)
+    import_claude(memory, tmp_path)
+    s.answer(8, agent=AGENT)
+    s.result(9, "toolu_A", AGENT)
+    s.answer(10)
+    import_claude(memory, tmp_path)
+    assert members(memory.as_of(time=at(4)))[AGENT].status == "live"
+    assert_as_one_import(memory, tmp_path)
+
+
 def test_resumed_session_copying_its_old_rows_stops_again_at_the_copy_of_its_last_row(
     tmp_path: Path, memory: Engine
 ) -> None:
@@ -253,6 +288,92 @@ def test_resumed_session_copying_its_old_rows_stops_again_at_the_copy_of_its_las
     s.write(s.main, first)  # a resume that copies the old rows (same uuids, same times)
     import_claude(memory, tmp_path)
     assert_as_one_import(memory, tmp_path)
+
+
+def test_session_cleared_after_an_import_goes_on_from_its_old_last_row_to_the_clear(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = Session(tmp_path)
+    s.prompt(1)
+    s.answer(3)
+    s.tail()
+    import_claude(memory, tmp_path)  # the file ends at second 3: the session stops there
+    clear(s, 5)  # the next session's rows, appended to the same file
+    import_claude(memory, tmp_path)
+    assert members(memory.as_of(time=at(4)))[SESSION].status == "live"
+    assert_as_one_import(memory, tmp_path, roots=(SESSION, OTHER))
+
+
+# -- 2.0.x subagents written inline, with no id of their own ----------------------------------
+
+
+def inline_child_at_work(folder: Path) -> Session:
+    """A 2.0.13 session whose root spawned a subagent (call toolu_A) at 2, which writes its
+    rows in the session's own file from 3 on, with no id of its own."""
+    s = Session(folder)
+    s.row(1, "user", message={"role": "user", "content": "hi"}, version="2.0.13")
+    s.spawn(2, "toolu_A")
+    s.row(3, "user", message={"role": "user", "content": "do it"}, isSidechain=True)
+    return s
+
+
+def inline_child_done(s: Session) -> None:
+    """The inline child answers at 5; its result (no ``agentId`` in 2.0.x) comes at 7."""
+    text = {"role": "assistant", "content": [{"type": "text", "text": "fine"}]}
+    s.row(5, "assistant", message=text, isSidechain=True)
+    block = {"type": "tool_result", "tool_use_id": "toolu_A", "content": "fine"}
+    result = {"role": "user", "content": [block]}
+    s.row(7, "user", message=result, toolUseResult={"status": "completed", "prompt": "do it"})
+    s.answer(9)
+
+
+def test_inline_child_running_when_an_import_read_its_file_goes_on_to_its_result(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = inline_child_at_work(tmp_path)
+    import_claude(memory, tmp_path)  # the file ends at the child's first row: both stop there
+    inline_child_done(s)
+    import_claude(memory, tmp_path)
+    child = members(memory)["toolu_A"]  # pending for good: listed under its spawn key
+    assert members(memory.as_of(time=at(4)))["toolu_A"].status == "live"
+    assert str(child.stopped_at)[11:19] == "08:00:07"
+    assert_as_one_import(memory, tmp_path)
+
+
+# -- the corpus ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("case", "roots"),
+    [
+        (
+            "irrlicht_1-5-session-clear_v2.1.142",
+            ("4d09aaba-81a9-4463-9e1e-e0c8c5be8e8c", "fd023a54-8d3f-441b-bb58-6319f2fc51f0"),
+        ),
+        ("agentlogs_inline-sidechain_v2.0.13", ("609efeca-2f51-4118-b077-e91c9fe63f73",)),
+    ],
+)
+def test_corpus_session_imported_at_each_of_its_lines_agrees_with_one_import(
+    corpus: Path, tmp_path: Path, case: str, roots: Roots
+) -> None:
+    """The session file read up to each of its lines, then whole: at every moment of the
+    journal, the history one import of the whole file gives."""
+    (source,) = (corpus / "claude" / case).glob("*.jsonl")
+    lines = source.read_bytes().splitlines(keepends=True)
+    once = one_import(source.parent)
+    times = sorted({datetime.fromisoformat(e.timestamp) for e in once.journal()})
+    times += [time - timedelta(microseconds=1) for time in times]
+    expected = (answers(once, roots), moments(once, sorted(times), roots))
+    for cut in range(len(lines)):
+        folder = tmp_path / str(cut)
+        copy = folder / "p" / source.name
+        copy.parent.mkdir(parents=True)
+        copy.write_bytes(b"".join(lines[:cut]))
+        engine = open_engine("memory://")
+        import_claude(engine, folder)
+        shutil.copy(source, copy)
+        import_claude(engine, folder)
+        assert (answers(engine, roots), moments(engine, sorted(times), roots)) == expected, cut
 
 
 def test_corpus_background_session_imported_while_it_waits_is_live_between(

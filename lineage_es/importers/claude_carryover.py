@@ -131,7 +131,10 @@ class Carryover(SessionState):
             tag = self.kinds.get(index, "")
             for fact in observation.facts:
                 if isinstance(fact, Stopped):
-                    target = fact.conversation or self.spawned.get(fact.spawn_key or "")
+                    key = fact.spawn_key or ""
+                    # A child with no id (2.0.x inline) is named by its spawn key.
+                    target = fact.conversation or self.spawned.get(key)
+                    target = target or (key if key in live else None)
                     if target is None:
                         continue
                     if target == root:
@@ -160,6 +163,8 @@ class Carryover(SessionState):
                 elif isinstance(fact, ChildIdentified | ChildStarted):
                     if fact.child is not None and not is_internal_agent(fact.child):
                         live.setdefault(fact.child, True)
+                    elif fact.child is None and fact.spawn_key is not None:
+                        live.setdefault(fact.spawn_key, True)  # pending, named by its key
                 elif isinstance(fact, Acted | Resumed) and fact.conversation != root:
                     mark(fact.conversation, "act", when)
                     own.pop(fact.conversation, None)

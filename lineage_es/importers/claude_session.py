@@ -6,13 +6,15 @@ is prompts, thinking and tool output, and looping over lines in Python costs sev
 search in C, so a file is read in large chunks and only the lines a marker points to are
 parsed: ``Agent``/``Task`` calls (``"type":"tool_use"`` with that name), the results of calls
 still open (by their ``tool_use_id``), ``<task-notification>`` rows while background agents
-run, ``agent_progress`` rows in the versions that wrote them, and in each file its first row
-(a root is seen, an agent starts) and its last timed one (it stops). Files written before 2.1
-(inline subagents, results without ``agentId``) and any file not in the host's compact JSON
-are parsed whole. A line no marker points to is never parsed; one that cannot be a row is
-still counted, by its shape (a row is a JSON object on one line: a line that does not begin
-with ``{`` and end with ``}`` is parsed to say why, :func:`~.lines.count_bad_lines`). The
-type of a row no marker points to is not checked.
+run, ``agent_progress`` rows in the versions that wrote them, in each file its first row
+(a root is seen, an agent starts) and its last timed one (it stops), and in a session file
+the first row of another session (a recorder's concatenation of a ``/clear``, which ends the
+first session there). Files written before 2.1 (inline subagents, results without
+``agentId``) and any file not in the host's compact JSON are parsed whole. A line no marker
+points to is never parsed; one that cannot be a row is still counted, by its shape (a row is
+a JSON object on one line: a line that does not begin with ``{`` and end with ``}`` is
+parsed to say why, :func:`~.lines.count_bad_lines`). The type of a row no marker points to
+is not checked.
 
 Each file's start and stop come from its first and last rows, and an agent still writing
 after something stopped it (its parent's result, the root's last row) acts again at its next
@@ -101,6 +103,9 @@ ROW_TYPES = frozenset(
 )
 
 _TAIL_CHECK = 32
+_SESSION_ID = b'"sessionId":"'
+#: The queue entry of a line that may start another session (:func:`_next_session`).
+_NEXT_SESSION = b"\0session"
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
@@ -326,24 +331,31 @@ class SessionReader(Placement, Carryover):
             else:
                 scheduled.pop(marker, None)
 
+        def next_session(after: int) -> None:
+            line = _next_session(data, after, file.speaker) if file.kind == "main" else None
+            if line is not None:
+                heapq.heappush(queue, (*line, _NEXT_SESSION))
+
         for marker in self._watch(file):
             look(marker, pos)
+        next_session(pos)
         parsed = -1
         while queue:
             start, end, marker = heapq.heappop(queue)
             watched = self._watch(file)
-            if marker:
+            if marker and marker != _NEXT_SESSION:
                 if marker not in watched:
                     scheduled.pop(marker, None)
                     continue
                 look(marker, end)
-            if start == parsed:
-                continue
-            parsed = start
-            self._line(file, base + start, data[start:end])
-            for new in self._watch(file) - watched:
-                if new not in scheduled:
-                    look(new, end)
+            if start != parsed:
+                parsed = start
+                self._line(file, base + start, data[start:end])
+                for new in self._watch(file) - watched:
+                    if new not in scheduled:
+                        look(new, end)
+            if marker == _NEXT_SESSION:
+                next_session(end)  # a session after the one this line started
 
     def _watch(self, file: FileState) -> set[bytes]:
         """What else to look for, given what was read so far: the results of open spawn
@@ -421,7 +433,11 @@ class SessionReader(Placement, Carryover):
             facts.append(RootSeen(session, source=source))
             self.report.roots.add(session)
         elif session != file.speaker:
-            # Two sessions in one file (a recorder's concatenation of a /clear).
+            # Two sessions in one file (a recorder's concatenation of a /clear): the first
+            # goes on to the second's first row, where the clear ended it (its stop at the
+            # file's end in the last run was only where the file ended then).
+            if file.resume:
+                self._resume(file, offset, row, file.speaker)
             ended: list[Fact] = [SessionEnded(file.speaker)]
             self._emit(file, offset, row, file.speaker, file.speaker, ended, key_suffix="end")
             facts.append(RootSeen(session, source="clear"))
@@ -590,7 +606,9 @@ class SessionReader(Placement, Carryover):
                 self._act_again(file, times)
 
     def _act_again(self, file: FileState, times: list[datetime]) -> None:
-        """Observe the agent acting at its first row after each of ``times``."""
+        """Observe the agent acting at its first row after each of ``times``, no later than
+        its file's stop (rows are not always in time order: a row stamped after the file's
+        last one would leave the agent live past its own end)."""
         agent = file.agent
         assert agent is not None
         waiting = list(times)
@@ -611,7 +629,8 @@ class SessionReader(Placement, Carryover):
                         continue
                     while waiting and waiting[0] < at:
                         waiting.pop(0)
-                    self._emit(file, here, row, agent, file.root, [Acted(agent)])
+                    when = min(at, file.last_at) if file.last_at else at
+                    self._emit(file, here, row, agent, file.root, [Acted(agent)], at=when)
         except OSError:
             return
 
@@ -632,6 +651,28 @@ def _spawn_calls(data: bytes, pos: int) -> list[tuple[int, int]]:
         else:
             at = data.find(marker, at + len(marker))
     return found
+
+
+def _next_session(data: bytes, pos: int, session: str | None) -> tuple[int, int] | None:
+    """The first line from ``pos`` whose ``sessionId`` is not ``session``'s, as (start, end)
+    in ``data``: a second session in the file (a recorder's concatenation of a ``/clear``)
+    starts at its own first row, which no other marker may point to. Checked first by the
+    region's last line naming a session, so a region of one session costs one short search;
+    a line naming ``session`` too (a fork's ``forkedFrom``) is the session's own."""
+    if session is None:
+        return None
+    mine = _SESSION_ID + session.encode() + b'"'
+    last = data.rfind(_SESSION_ID, pos)
+    if last < 0 or data.find(mine, data.rfind(b"\n", 0, last) + 1, len(data)) >= 0:
+        return None
+    at = data.find(_SESSION_ID, pos)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.index(b"\n", at) + 1
+        if data.find(mine, start, end) < 0:
+            return start, end
+        at = data.find(_SESSION_ID, end)
+    return None
 
 
 def _next_marked(data: bytes, pos: int, marker: bytes) -> tuple[int, int] | None:
