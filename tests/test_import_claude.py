@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from lineage_es.engine import Engine, open_engine
 from lineage_es.errors import InputError
 from lineage_es.importers import ImportReport, import_claude
-from lineage_es.importers import ledger as ledger_module
 from lineage_es.importers import lines as lines_module
 from lineage_es.importers.ledger import NOT_REGULAR, UNREADABLE_FOLDER
 from lineage_es.model import Member
@@ -76,7 +75,7 @@ class Session:
         self.row(second, "user", agent, message={"role": "user", "content": text})
 
     def spawn(self, second: int, key: str, agent: str | None = None, **tool: Any) -> None:
-        block = {"type": "tool_use", "id": key, "name": "Agent"}
+        block: dict[str, Any] = {"type": "tool_use", "id": key, "name": "Agent"}
         block["input"] = {"prompt": "do it", "subagent_type": "Explore"} | tool
         self.row(second, "assistant", agent, message={"role": "assistant", "content": [block]})
 
@@ -650,7 +649,7 @@ def test_session_in_a_folder_that_cannot_be_listed_is_not_taken_for_gone(
             raise PermissionError(13, "Permission denied", str(path))
         return real(path)
 
-    monkeypatch.setattr(ledger_module.os, "scandir", scandir)
+    monkeypatch.setattr("lineage_es.importers.ledger.os.scandir", scandir)
     report = run(memory, tmp_path, reconcile_gone=True)
     assert (report.skipped, report.gone, report.deleted) == ({UNREADABLE_FOLDER: 1}, 0, [])
     assert members(memory)[SESSION].status != "deleted"

@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,17 +31,19 @@ def one_import(folder: Path) -> Engine:
 
 def history(
     engine: Engine, seconds: Iterable[int] = SECONDS, roots: Roots = (SESSION,)
-) -> list[dict[str, tuple]]:
+) -> list[dict[str, tuple[Any, ...]]]:
     """Each member's status, parent and resolution, second by second (time travel)."""
     return moments(engine, [at(s) for s in seconds], roots)
 
 
-def moments(engine: Engine, times: Iterable[datetime], roots: Roots) -> list[dict[str, tuple]]:
+def moments(
+    engine: Engine, times: Iterable[datetime], roots: Roots
+) -> list[dict[str, tuple[Any, ...]]]:
     return [_moment(engine.as_of(time=time), roots) for time in times]
 
 
-def _moment(view: Queries, roots: Roots) -> dict[str, tuple]:
-    found: dict[str, tuple] = {}
+def _moment(view: Queries, roots: Roots) -> dict[str, tuple[Any, ...]]:
+    found: dict[str, tuple[Any, ...]] = {}
     for root in roots:
         try:
             family = view.family(root)
@@ -50,7 +53,7 @@ def _moment(view: Queries, roots: Roots) -> dict[str, tuple]:
     return found
 
 
-def answers(engine: Engine, roots: Roots = (SESSION,)) -> dict[str, tuple]:
+def answers(engine: Engine, roots: Roots = (SESSION,)) -> dict[str, tuple[Any, ...]]:
     return {
         m.conversation: (m.status, m.parent, m.resolution, m.started_at, m.stopped_at)
         for root in roots
