@@ -29,6 +29,7 @@ from lineage_es.facts import Acted, ChildIdentified, Fact, Observation, RootSeen
 from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.codex import HOST
 from lineage_es.hosts.codex_rollout import RolloutReader, RolloutThread
+from lineage_es.importers.codex_carryover import Carry, GoesOn, Stop
 from lineage_es.importers.ledger import (
     SILENT,
     Found,
@@ -52,6 +53,7 @@ from lineage_es.importers.lines import (
     UNKNOWN_TYPE,
     UNREADABLE,
     Skips,
+    damaged,
     is_compressed,
     open_binary,
     read_lines,
@@ -108,12 +110,22 @@ def import_codex(
     changed.sort(key=lambda f: (_continued(f) is not None, f.rel))
     progress.begin(sum(f.size - _offset(ledger, f) for f in changed))
     timed: list[Timed] = []
+    stops: list[Stop] = []
+    going: list[GoesOn] = []
     for rank, item in enumerate(changed):
         if item.size > max_file_bytes:
             report.skipped[TOO_LARGE] += 1
             continue
-        timed.extend(_Rollout(ledger, report, item, rank).read(progress))
+        rollout = _Rollout(ledger, report, item, rank)
+        timed.extend(rollout.read(progress))
+        stops.extend(rollout.stops)
+        going.extend(rollout.going)
+    carry = Carry(ledger)
+    timed.extend(carry.go_on(going, timed))
+    before = engine.position()
     feed(engine, timed, report)
+    carry.note(engine, before, timed, stops)
+    carry.save()
     ledger.save()
     present = {f.rel for f in found}
     count_gone(ledger, present, report)
@@ -146,6 +158,12 @@ class _Rollout:
     timed: list[Timed] = field(default_factory=list)
     emitted: dict[int, int] = field(default_factory=dict)
     owns: set[str] = field(default_factory=set)
+    #: The provisional stop this read made at the file's end (the carryover's business).
+    stops: list[Stop] = field(default_factory=list)
+    #: The file goes on after a provisional stop an earlier import made.
+    going: list[GoesOn] = field(default_factory=list)
+    roots: set[str] = field(default_factory=set)
+    subagents: set[str] = field(default_factory=set)
 
     def read(self, progress: Progress) -> list[Timed]:
         found = self.found
@@ -162,36 +180,50 @@ class _Rollout:
             self.reader.restore(self.ledger.group(f"thread:{thread}") or _bare(thread))
         self.owns = set(entry.get("owns") or ())
         start = int(entry.get("offset", 0))
-        self.resume = bool(entry) or thread is not None
+        # After a turn's end, the next row resumes the thread at its own time; an entry
+        # older than that flag resumed it at its next row whatever stopped it.
+        self.resume = bool(entry.get("resume", True)) if entry else thread is not None
+        #: When the file's last row read stopped its thread only because the file ended.
+        self.stop: str | None = entry.get("stop") if entry else None
+        #: Whether the file is not in Codex's compact JSON: then every line is parsed.
+        self.loose: bool | None = bool(entry.get("loose")) if entry else None
         skips: Skips = self.report.skipped
         offset, number = start, int(entry.get("line", 0))
         self.last: tuple[int, int, bytes] | None = None
+        partial = False
         try:
             with open_binary(path) as stream:
                 if start:
                     stream.seek(start)
                 for raw, size, complete in read_lines(stream, skips):
                     if not complete:
-                        self.report.partial += 1
+                        partial = True
                         break
                     here, offset, number = offset, offset + size, number + 1
                     progress.advance(size)
                     if raw and raw.strip():
+                        if self.loose is None:
+                            self.loose = b'"type":"' not in raw
+                        timed_row = b'"timestamp"' in raw[:_HEAD]
+                        if timed_row and self.stop is not None:
+                            self._goes_on(raw)
                         if self._wanted(raw):
                             self._line(number, raw, skips)
                         else:
                             self.reader.in_header = False
-                        if b'"timestamp"' in raw[:_HEAD]:
+                        if timed_row:
                             self.last = (here, number, raw)
-                self._last_row(self.reader.thread, self.reader.delegation)
+                cut = compressed and damaged(stream)
+                self._last_row(self.reader.thread, self.reader.delegation, final=True)
         except OSError:
             skips[UNREADABLE] += 1
             return []
-        except Exception:
-            if not compressed:
-                raise
-            skips[CORRUPT] += 1  # zstandard's own errors: a damaged frame
-            return []
+        if cut:
+            skips[CORRUPT] += 1  # cut off or garbled: what came before the damage is kept
+        elif partial:
+            self.report.partial += 1
+        self.report.roots |= self.roots
+        self.report.subagents |= self.subagents
         self.report.read += 1
         self.report.bytes += offset - start
         state = self.reader.state()
@@ -211,9 +243,28 @@ class _Rollout:
                 "check": check.hex(),
                 "state": state,
                 "owns": sorted(self.owns),
+                "resume": self.resume,
+                "stop": self.stop,
+                "loose": bool(self.loose),
             },
         )
         return self.timed
+
+    def _goes_on(self, raw: bytes) -> None:
+        """The file goes on after the row where the last import stopped its thread (the
+        file had only ended there): the carryover takes the thread on from that moment."""
+        stop, self.stop = parse_time(self.stop), None
+        thread = self.reader.thread
+        if stop is None or thread is None or not self.reader.delegation:
+            return
+        try:
+            row = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            row = None
+        at = parse_time(row.get("timestamp")) if isinstance(row, dict) else None
+        key = payload_key(row) if isinstance(row, dict) else f"{self.found.rel}@{self.last}"
+        root = thread.root or thread.id
+        self.going.append(GoesOn(thread.id, root, stop, at, key, self.rank))
 
     def _rewritten(self, entry: dict[str, Any]) -> bool:
         offset = int(entry.get("offset", 0))
@@ -226,7 +277,7 @@ class _Rollout:
         """Whether a line can carry a lineage fact, judged from its first bytes."""
         reader = self.reader
         thread = reader.thread
-        if thread is None or thread.copying or self.resume:
+        if thread is None or thread.copying or self.resume or self.loose:
             return True
         head = raw[:_HEAD]
         kind = _TYPE.search(head)
@@ -289,9 +340,12 @@ class _Rollout:
         if Stopped(conversation=observation.requester) in facts:
             self.resume = True  # a child's turn ended: its next row, if any, resumes it
 
-    def _last_row(self, thread: RolloutThread | None, delegation: bool) -> None:
+    def _last_row(
+        self, thread: RolloutThread | None, delegation: bool, *, final: bool = False
+    ) -> None:
         """A thread's last row stops it (a resumed thread's next row starts it again); a
-        child's turn ends already stop it, a root's do not."""
+        child's turn ends already stop it, a root's do not. At the ``final`` end of what the
+        file holds so far the stop is provisional: the file may go on."""
         last = self.last
         if last is None or thread is None or not delegation:
             return
@@ -307,12 +361,11 @@ class _Rollout:
         stop = Stopped(conversation=thread.id)
         if index is not None:
             when, rank, line, earlier = self.timed[index]
-            if stop not in earlier.facts:
-                self.timed[index] = (when, rank, line, _with(earlier, (*earlier.facts, stop)))
-            return
-        self._emit(
-            number,
-            Observation(
+            if stop in earlier.facts:
+                return  # stopped by the row itself (a child's turn end): no file end stops it
+            self.timed[index] = (when, rank, line, _with(earlier, (*earlier.facts, stop)))
+        else:
+            observation = Observation(
                 host=HOST,
                 requester=thread.id,
                 key=payload_key(row),
@@ -320,16 +373,20 @@ class _Rollout:
                 root=thread.root,
                 workspace=thread.workspace,
                 at=at,
-            ),
-        )
+            )
+            self._emit(number, observation)
+        if final:
+            self.stop = at.isoformat()
+            observation = self.timed[self.emitted[number]][3]
+            self.stops.append(Stop(thread.id, thread.root or thread.id, at, observation))
 
     def _emit(self, number: int, observation: Observation) -> None:
         for fact in observation.facts:
             if isinstance(fact, RootSeen):
-                self.report.roots.add(fact.conversation)
+                self.roots.add(fact.conversation)
                 self.owns.add(fact.conversation)  # a file can hold two (a fork's recorder)
             elif isinstance(fact, ChildIdentified):
-                self.report.subagents.add(fact.child)
+                self.subagents.add(fact.child)
                 self.owns.add(fact.child)
         when = observation.at or datetime.fromtimestamp(self.found.mtime / 1e9, tz=UTC)
         self.emitted[number] = len(self.timed)

@@ -13,7 +13,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
 import orjson
 
@@ -48,18 +48,87 @@ def is_compressed(path: Path) -> bool:
 
 
 def open_binary(path: Path) -> IO[bytes]:
-    """``path`` opened for reading bytes, decompressed as a stream when it ends in ``.zst``."""
+    """``path`` opened for reading bytes, decompressed as a stream when it ends in ``.zst``.
+
+    A compressed file is read frame after frame; where it is damaged (cut off inside a
+    frame, bytes after a frame that begin none) the stream ends, after everything that
+    decompressed before that point, and :func:`damaged` says so: zstandard's own reader
+    would end a cut-off frame as if the file were whole."""
     raw = path.open("rb")
     if not is_compressed(path):
         return raw
     try:
-        import zstandard
-
-        reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
+        import zstandard  # noqa: F401 (checked here: the reader below needs it)
     except BaseException:
         raw.close()
         raise
-    return io.BufferedReader(reader, buffer_size=_CHUNK)
+    return io.BufferedReader(_Frames(raw), buffer_size=_CHUNK)
+
+
+def damaged(stream: IO[bytes]) -> bool:
+    """Whether ``stream`` (from :func:`open_binary`) ended early at damage in its file."""
+    return bool(getattr(getattr(stream, "raw", None), "damaged", False))
+
+
+class _Frames(io.RawIOBase):
+    """The decompressed bytes of a ``.zst`` file: its frames one after another, up to the
+    end or to the first damage (then ``damaged`` is set and the stream ends there).
+
+    The compressed bytes are fed :data:`FEED` at a time: zstd can write 128 KiB from four
+    bytes, so this bounds what one step makes (32 MiB, as a line is bounded), whatever the
+    file claims to hold."""
+
+    FEED = 1024
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        import zstandard
+
+        self._raw = raw
+        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._error = zstandard.ZstdError
+        self._frame: Any = None  # the frame being decompressed; None between frames
+        self._started = False  # whether the current frame was fed any byte
+        self._input, self._in_pos = b"", 0
+        self._out, self._out_pos = b"", 0
+        self._done = False
+        self.damaged = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self._out_pos >= len(self._out) and not self._done:
+            self._step()
+        size = min(len(buffer), len(self._out) - self._out_pos)
+        buffer[:size] = memoryview(self._out)[self._out_pos : self._out_pos + size]
+        self._out_pos += size
+        return size
+
+    def _step(self) -> None:
+        if self._in_pos >= len(self._input):
+            self._input, self._in_pos = self._raw.read(_CHUNK), 0
+            if not self._input:
+                self._done = True
+                self.damaged = self._frame is not None and self._started  # cut inside a frame
+                return
+        piece = self._input[self._in_pos : self._in_pos + self.FEED]
+        self._in_pos += len(piece)
+        if self._frame is None:
+            self._frame, self._started = self._new(), False
+        try:
+            out = self._frame.decompress(piece)
+        except self._error:
+            self._done = self.damaged = True  # not a frame, or a frame's bytes garbled
+            return
+        self._started = True
+        if self._frame.eof:  # the next frame begins with what this one left unused
+            self._in_pos -= len(self._frame.unused_data)
+            self._frame = None
+        self._out, self._out_pos = out, 0
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def read_lines(stream: IO[bytes], skips: Skips) -> Iterator[tuple[bytes, int, bool]]:

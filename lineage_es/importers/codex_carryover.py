@@ -1,0 +1,269 @@
+"""What one Codex import leaves the next about rollouts still being written.
+
+Every import leaves the history one import of the finished files would give, at every
+moment. A rollout's last row stopped its thread only because the file ended there (a
+provisional stop): a root's stop also stopped every live thread below it. When the file goes
+on, its thread goes on from that very moment, with the threads its stop stopped, and what
+would have stopped or woken them since, journaled while they stood stopped (so changing
+nothing), is observed again after that, so that it comes out as it happened. As
+:mod:`.claude_carryover` does for Claude sessions.
+
+Kept per root in the ledger group ``carry:<root>``:
+
+``own``
+    ``{thread: [time, later]}``: the threads of the tree their own file's last row stopped,
+    provisionally, each with ``later``, what happened to it since as ``[time, kind]`` pairs
+    (``act``, ``stop``, and ``root`` for the root's own provisional stop, which would have
+    stopped it had its file gone on).
+``ended``
+    ``[time, {thread: later}]``: the root's own provisional stop, with the threads it stopped
+    below it and what happened to each since (``act``, ``stop``, ``own`` for the thread's
+    own provisional stop).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from lineage_es.facts import Acted, Fact, Observation, Resumed, Stopped
+from lineage_es.hosts.base import parse_time
+from lineage_es.hosts.codex import HOST
+
+if TYPE_CHECKING:
+    from lineage_es.engine import Engine
+    from lineage_es.importers.ledger import Ledger, Timed
+
+Later = list[list[str]]
+
+
+@dataclass
+class Stop:
+    """A provisional stop this run made: the file's thread, its root, when, its observation."""
+
+    thread: str
+    root: str
+    at: datetime
+    observation: Observation
+
+
+@dataclass
+class GoesOn:
+    """A file whose last import stopped its thread at ``stop`` goes on at ``at``."""
+
+    thread: str
+    root: str
+    stop: datetime
+    at: datetime | None
+    key: str
+    rank: int
+
+
+@dataclass
+class _Tree:
+    own: dict[str, list[Any]] = field(default_factory=dict)
+    ended: list[Any] | None = None
+    changed: bool = False
+
+    def state(self) -> dict[str, Any]:
+        if not self.own and self.ended is None:
+            return {}
+        return {"own": self.own, "ended": self.ended}
+
+
+class Carry:
+    """The provisional stops of the trees one import touches."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.trees: dict[str, _Tree] = {}
+        #: The observations :meth:`go_on` made: what they observe again is noted already.
+        self.again: set[int] = set()
+        #: What this run's rows did to the threads that go on, as (time, kind) by thread.
+        self.steps: dict[str, list[tuple[str, str]]] = {}
+
+    def tree(self, root: str) -> _Tree:
+        tree = self.trees.get(root)
+        if tree is None:
+            state = self.ledger.group(f"carry:{root}")
+            own = state.get("own")
+            ended = state.get("ended")
+            tree = _Tree(
+                own=dict(own) if isinstance(own, dict) else {},
+                ended=ended if _valid_ended(ended) else None,
+            )
+            self.trees[root] = tree
+        return tree
+
+    # -- files that go on ----------------------------------------------------------------
+
+    def go_on(self, files: list[GoesOn], read: list[Timed]) -> list[Timed]:
+        """The observations that take on again the threads of ``files`` from their stop:
+        the roots' first (a root's stop that did not happen stops no thread after all).
+        ``read`` is what this run read: a thread its own rows stopped again before a root's
+        stop was not live for that stop to stop."""
+        timed: list[Timed] = []
+        going = {(f.root, f.thread) for f in files}
+        threads = {f.thread for f in files if f.thread != f.root}
+        self.steps = {}
+        for when, _, _, observation in read:
+            for fact in observation.facts:
+                if isinstance(fact, Acted | Resumed) and fact.conversation in threads:
+                    self.steps.setdefault(fact.conversation, []).append((when.isoformat(), "act"))
+                elif isinstance(fact, Stopped) and fact.conversation in threads:
+                    self.steps.setdefault(fact.conversation, []).append((when.isoformat(), "stop"))
+        for item in sorted(files, key=lambda f: f.thread != f.root):
+            tree = self.tree(item.root)
+            tree.changed = True
+            when = min(item.stop, item.at) if item.at is not None else item.stop
+            _, later = tree.own.pop(item.thread, [None, []])
+            facts: list[Fact] = [Acted(item.thread)]
+            if item.thread == item.root:
+                ended = tree.ended
+                tree.ended = None
+                for own in tree.own.values():
+                    own[1] = [pair for pair in own[1] if pair[1] != "root"]
+                children = ended[1] if ended is not None else {}
+                for child in sorted(children):
+                    # A thread resumed since by another file's row stands live: stopped first,
+                    # so that it is journaled live from the root's stop on.
+                    facts.extend((Stopped(conversation=child), Resumed(child)))
+                timed.append(self._timed(item, item.thread, when, facts, "resume"))
+                for child, steps in sorted(children.items()):
+                    timed.extend(self._again(item, tree, child, steps, going))
+            else:
+                facts.insert(0, Stopped(conversation=item.thread))
+                timed.append(self._timed(item, item.thread, when, facts, "resume"))
+                timed.extend(self._again(item, tree, item.thread, later, going))
+        self.again = {id(observation) for *_, observation in timed}
+        return timed
+
+    def _again(
+        self, item: GoesOn, tree: _Tree, thread: str, later: Later, going: set[tuple[str, str]]
+    ) -> list[Timed]:
+        """What happened to ``thread`` after its stop, observed again in order."""
+        timed: list[Timed] = []
+        for number, (time, kind) in enumerate(later):
+            at = parse_time(time)
+            if at is None:
+                continue
+            if kind == "own" and (item.root, thread) in going:
+                continue  # its own stop is taken back too
+            if kind == "own" and (tree.own.get(thread) or [None])[0] != time:
+                continue  # its own stop was taken back since
+            if kind == "root":
+                ended = tree.ended
+                if ended is None or ended[0] != time:
+                    continue  # the root's stop was taken back
+                if not self._live(thread, later[:number], time):
+                    continue  # stopped again before it: the root's stop found it stopped
+                ended[1].setdefault(thread, [])
+                # It would have stopped there: what it did after goes on with the root's stop.
+                ended[1][thread] = [[t, k] for t, k in later[number + 1 :] if k != "root"]
+            fact: Fact = Resumed(thread) if kind == "act" else Stopped(conversation=thread)
+            timed.append(self._timed(item, thread, at, [fact], f"again:{thread}:{number}"))
+        return timed
+
+    def _live(self, thread: str, before: Later, time: str) -> bool:
+        """Whether ``thread``, taken on again, is live at ``time`` by what happened to it
+        since (the steps noted before, and its rows read by this run), in time order."""
+        steps = sorted(
+            [(t, k) for t, k in before if k in ("act", "stop")]
+            + [step for step in self.steps.get(thread, ()) if step[0] <= time]
+        )
+        return not steps or steps[-1][1] == "act"
+
+    @staticmethod
+    def _timed(item: GoesOn, thread: str, at: datetime, facts: list[Fact], suffix: str) -> Timed:
+        observation = Observation(
+            host=HOST,
+            requester=thread,
+            key=f"{item.key}:{suffix}",
+            facts=tuple(facts),
+            root=item.root,
+            workspace=(),
+            at=at,
+        )
+        return (at, item.rank, 0, observation)
+
+    # -- what this run stopped -------------------------------------------------------------
+
+    def note(self, engine: Engine, before: int, timed: list[Timed], stops: list[Stop]) -> None:
+        """Go through this run's observations, in the order the engine took them (``timed``
+        is sorted), after the engine journaled them from position ``before``: start the
+        provisional stops ``stops`` made, with the threads a root's stopped (as journaled),
+        and note what happened after each stop still in place."""
+        by_observation = {id(stop.observation): stop for stop in stops}
+        keys = {stop.observation.key: stop for stop in stops if stop.thread == stop.root}
+        cascades: dict[str, set[str]] = {key: set() for key in keys}
+        if keys:
+            for event in engine.journal(before):
+                state = event.state
+                key = state.get("fact")
+                if key in cascades and event.topic.endswith(".Stopped"):
+                    conversation = state.get("conversation")
+                    if isinstance(conversation, str):
+                        cascades[key].add(conversation)
+        for when, _, _, observation in timed:
+            requester = observation.requester
+            if requester is None or id(observation) in self.again:
+                continue
+            stop = by_observation.get(id(observation))
+            root = stop.root if stop is not None else observation.root or requester
+            if stop is None and root not in self.trees and not self.ledger.group(f"carry:{root}"):
+                continue  # a tree no provisional stop concerns
+            tree = self.tree(root)
+            time = when.isoformat()
+            for fact in observation.facts:
+                if stop is not None and fact == Stopped(conversation=stop.thread):
+                    cascade = cascades.get(observation.key, set())
+                    self._stopped(tree, stop, time, cascade, observation)
+                elif isinstance(fact, Acted | Resumed):
+                    self._step(tree, fact.conversation, time, "act")
+                elif isinstance(fact, Stopped) and fact.conversation is not None:
+                    self._step(tree, fact.conversation, time, "stop")
+
+    def _stopped(
+        self, tree: _Tree, stop: Stop, time: str, cascade: set[str], observation: Observation
+    ) -> None:
+        tree.changed = True
+        if stop.thread == stop.root:
+            named = {
+                f.conversation
+                for f in observation.facts
+                if isinstance(f, Stopped) and f.conversation != stop.thread
+            }
+            below = sorted(cascade - named - {stop.thread})
+            tree.ended = [time, {child: [] for child in below}]
+            for thread, own in tree.own.items():
+                if thread != stop.thread:
+                    own[1].append([time, "root"])
+        elif tree.ended is not None and stop.thread in tree.ended[1]:
+            tree.ended[1][stop.thread].append([time, "own"])
+        tree.own[stop.thread] = [time, []]
+
+    @staticmethod
+    def _step(tree: _Tree, thread: str, time: str, kind: str) -> None:
+        own = tree.own.get(thread)
+        if own is not None and time >= own[0]:
+            own[1].append([time, kind])
+            tree.changed = True
+        ended = tree.ended
+        if ended is not None and thread in ended[1] and time >= ended[0]:
+            ended[1][thread].append([time, kind])
+            tree.changed = True
+
+    def save(self) -> None:
+        for root, tree in self.trees.items():
+            if tree.changed:
+                self.ledger.put_group(f"carry:{root}", tree.state())
+
+
+def _valid_ended(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], str)
+        and isinstance(value[1], dict)
+    )
