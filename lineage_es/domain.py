@@ -301,9 +301,31 @@ class RootLineage(Aggregate):
             aggregate.lifetime += 1
 
     class Renamed(Event):
+        """A node's display name. Version 2 adds ``spawn_key``: a pending child is renamed by
+        its spawn key (``conversation`` is then ``None``), and keeps the name once bound.
+        Version 1 events named a conversation only."""
+
         TOPIC = "lineage:RootLineage.Renamed"
-        conversation: str
+        class_version = 2
+        conversation: str | None
         name: str
+        spawn_key: str | None = None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """A version-1 event renamed a conversation."""
+            state.setdefault("spawn_key", None)
+
+    class WorkspaceLearned(Event):
+        """A root first seen without its workspace (a host may leave the field out) learnt
+        it from a later payload of its own. Journals written before this event existed have
+        none: their roots keep the workspace of their first event."""
+
+        TOPIC = "lineage:RootLineage.WorkspaceLearned"
+        workspace: list[str]
+
+        def change(self, aggregate: Any) -> None:
+            aggregate.workspace = list(self.workspace)
 
     class Deleted(Event):
         TOPIC = "lineage:RootLineage.Deleted"
@@ -397,6 +419,14 @@ class RootLineage(Aggregate):
         found = self._find(conversation, None)
         if found is not None and found[2]["status"] == STOPPED:
             self._trigger(self.Resumed, at, fact, conversation=conversation)
+
+    def learn_workspace(self, workspace: tuple[str, ...], *, at: datetime, fact: str) -> None:
+        """A payload of the root itself names its workspace: learnt when it was unknown (the
+        root was first seen without one). A workspace once known is kept: a payload naming
+        another one changes nothing, so the roots a root is listed with, and the children
+        bound to it by order, never move because a host sent a different one later."""
+        if workspace and not self.workspace and self.nodes[self.conversation]["status"] != DELETED:
+            self._trigger(self.WorkspaceLearned, at, fact, workspace=list(workspace))
 
     def request_spawn(
         self,
@@ -681,9 +711,13 @@ class RootLineage(Aggregate):
                 self._trigger(self.Stopped, at, fact, conversation=found[0], spawn_key=found[1])
 
     def rename(self, conversation: str, name: str, *, at: datetime, fact: str = "") -> None:
-        node = self.nodes.get(conversation)
-        if node is not None and node["status"] != DELETED:
-            self._trigger(self.Renamed, at, fact, conversation=conversation, name=name)
+        """Name a node: a conversation, or a pending child by its spawn key (the name stays
+        with the node when its conversation becomes known)."""
+        found = self._find(conversation, None)
+        if found is not None and found[2]["status"] != DELETED:
+            self._trigger(
+                self.Renamed, at, fact, conversation=found[0], spawn_key=found[1], name=name
+            )
 
     def delete(self, conversation: str, reason: str, *, at: datetime, fact: str = "") -> None:
         """Delete a node and, recorded as ``parent-teardown``, its whole subtree."""
@@ -778,10 +812,16 @@ class RootLineage(Aggregate):
         return None if spawn is None else spawn.get("agent_type")
 
     def _children(self) -> dict[str, list[tuple[str | None, str | None]]]:
+        """The nodes directly below each node, as (conversation, pending key). A node with no
+        parent edge other than the root (placed ambiguous: spawns of different parents were
+        open, a depth contradiction, an unknown parent) hangs from the root: it is the root's
+        descendant all the same, so a session end or a delete of the root reaches it."""
         children: dict[str, list[tuple[str | None, str | None]]] = {}
         for name, node in self.nodes.items():
             if node["parent"] is not None:
                 children.setdefault(node["parent"], []).append((name, None))
+            elif name != self.conversation:
+                children.setdefault(self.conversation, []).append((name, None))
         for key, node in self.pending.items():
             if node["parent"] is not None:
                 children.setdefault(node["parent"], []).append((None, key))
@@ -899,6 +939,7 @@ EVENT_CLASSES: dict[str, type[Any]] = _EventClasses(
         RootLineage.Stopped,
         RootLineage.Renamed,
         RootLineage.Deleted,
+        RootLineage.WorkspaceLearned,
     )
 )
 

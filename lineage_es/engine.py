@@ -48,7 +48,7 @@ from lineage_es.facts import (
 from lineage_es.model import AgentLineage, Chain, ForestNode, LineageTree, Member, Provenance
 from lineage_es.model import Relation as RelationName
 from lineage_es.projection import JournalEvent, Progress, Projector, iso, read_journal
-from lineage_es.queries import Queries
+from lineage_es.queries import Queries, same_workspace
 from lineage_es.stores import (
     StoreLocation,
     application_env,
@@ -473,6 +473,7 @@ class Engine:
         if not fresh and root.has_seen(observation.key, recurs=observation.recurs):
             return
         already = 0 if fresh else len(root.pending_events)
+        self._learn_workspace(observation, root, unit)
         for fact in observation.facts:
             self._apply(fact, observation, root, unit)
         for event in root.pending_events[already:]:
@@ -532,7 +533,8 @@ class Engine:
         )
 
     def rename(self, conversation: str, name: str, *, host: str | None = None) -> None:
-        """Give a node a display name; the last rename wins."""
+        """Give a node a display name; the last rename wins. A pending child is named by its
+        spawn key and keeps the name once its conversation is bound."""
         self._command(conversation, host, Renamed(conversation, name))
 
     def delete(self, conversation: str, reason: str = "user", *, host: str | None = None) -> None:
@@ -581,6 +583,7 @@ class Engine:
                 if root.id in unit.seen_before:
                     unit.forget()
                     return [], False
+                self._learn_workspace(observation, root, unit)
                 for fact in observation.facts:
                     self._apply(fact, observation, root, unit)
                 placed = unit.save()
@@ -612,6 +615,13 @@ class Engine:
         anchor_row = self.queries.find(anchor, observation.host)
         if anchor_row is None:
             return False
+        if (
+            observation.workspace
+            and not anchor_row.workspace
+            and anchor_row.is_root
+            and anchor_row.conversation == observation.requester
+        ):
+            return False  # a root learns the workspace it was first seen without
         for fact in acted:
             conversation = fact.conversation
             row = (
@@ -674,7 +684,9 @@ class Engine:
         candidates = [
             row
             for row in self.view.pending(observation.host)
-            if self.queries.snapshot(row.root_id).root.workspace == observation.workspace
+            if same_workspace(
+                self.queries.snapshot(row.root_id).root.workspace, observation.workspace
+            )
         ]
         if not candidates or len({row.root for row in candidates}) != 1:
             return None
@@ -696,6 +708,15 @@ class Engine:
         else:
             root.place_ambiguous(requester, at=unit.at, fact=unit.key)
         return root
+
+    @staticmethod
+    def _learn_workspace(observation: Observation, root: RootLineage, unit: _Unit) -> None:
+        """A root first seen without its workspace learns it from a later payload of its own
+        (a Cursor envelope may leave ``workspace_roots`` out); a child's payloads teach its
+        root nothing. Once known, a root's workspace is kept
+        (:meth:`RootLineage.learn_workspace`)."""
+        if observation.workspace and observation.requester == root.conversation:
+            root.learn_workspace(observation.workspace, at=unit.at, fact=unit.key)
 
     def _apply(self, fact: Fact, observation: Observation, root: RootLineage, unit: _Unit) -> None:
         at, key = unit.at, unit.key

@@ -257,10 +257,19 @@ def _stopped(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
 
 
 def _renamed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
-    row = rows.by_conversation(event.state["conversation"])
+    # A pending child is renamed by its spawn key; its row keeps the name once bound.
+    row = rows.find(event.state["conversation"], event.state["spawn_key"])
     if row is None:
         return []
     row.name = event.state["name"]
+    return [row]
+
+
+def _workspace_learned(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    row = rows.root
+    if row is None:
+        return []
+    row.workspace = tuple(event.state["workspace"])
     return [row]
 
 
@@ -286,6 +295,7 @@ HANDLERS: dict[str, Handler] = {
     "lineage:RootLineage.Stopped": _stopped,
     "lineage:RootLineage.Renamed": _renamed,
     "lineage:RootLineage.Deleted": _deleted,
+    "lineage:RootLineage.WorkspaceLearned": _workspace_learned,
 }
 
 

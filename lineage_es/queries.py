@@ -30,6 +30,13 @@ MAX_CHAIN_HOPS = 20
 ROOT_CACHE_SIZE = 512
 
 
+def same_workspace(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two lists of workspace roots name the same workspace: the same folders, in
+    any order (host adapters normalise what they journal; roots journaled before they did
+    may hold their folders in the order the host sent them)."""
+    return a == b or sorted(set(a)) == sorted(set(b))
+
+
 def _order(row: NodeRow) -> tuple[str, int]:
     return (row.started_at, row.nid)
 
@@ -226,7 +233,7 @@ class Queries:
         roots = tuple(
             peer
             for other, peer in self._live_roots(row.host)
-            if other.root_id != row.root_id and other.workspace == workspace
+            if other.root_id != row.root_id and same_workspace(other.workspace, workspace)
         )
         if len(self._other_root_lists) >= ROOT_CACHE_SIZE:
             self._other_root_lists.clear()

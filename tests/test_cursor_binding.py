@@ -14,6 +14,7 @@ import pytest
 
 from lineage_es.engine import Engine
 from lineage_es.model import ForestNode
+from tests.helpers import Feed
 
 ROOT = "R"
 
@@ -182,3 +183,101 @@ def test_a_session_end_from_a_root_still_ends_its_session(bound: Engine) -> None
     (root,) = bound.forest("cursor", include_stopped=True, root=ROOT)
     assert root.status == "stopped"
     assert [(child.conversation, child.status) for child in root.children] == [("C", "stopped")]
+
+
+# -- a workspace learnt after a root's first event (HOSTS.md 3.1, 3.4.3) ----------------------
+
+
+def unplaced(conversation: str, event: str, **fields: Any) -> dict[str, Any]:
+    """A payload whose envelope leaves ``workspace_roots`` out."""
+    payload = hook(conversation, event, **fields)
+    del payload["workspace_roots"]
+    return payload
+
+
+def other_roots(engine: Engine, conversation: str) -> list[str]:
+    tree = engine.tree_for(conversation, "cursor")
+    assert tree is not None
+    return [peer.conversation for peer in tree.roots]
+
+
+@pytest.fixture
+def unplaced_root(engine: Engine) -> Engine:
+    """Root X was first seen mid-stream, on a prompt without ``workspace_roots``."""
+    engine.observe("cursor", unplaced("X", "beforeSubmitPrompt", prompt="hi"))
+    return engine
+
+
+def test_a_root_first_seen_without_workspace_roots_learns_them_from_a_later_prompt(
+    unplaced_root: Engine,
+) -> None:
+    unplaced_root.observe("cursor", hook("X", "beforeSubmitPrompt", prompt="hi"))
+    unplaced_root.observe("cursor", hook("Y", "sessionStart"))
+    assert (other_roots(unplaced_root, "Y"), other_roots(unplaced_root, "X")) == (["X"], ["Y"])
+
+
+def test_a_root_learns_its_workspace_from_its_own_tool_call(unplaced_root: Engine) -> None:
+    read(unplaced_root, "X")
+    unplaced_root.observe("cursor", hook("Y", "sessionStart"))
+    assert other_roots(unplaced_root, "Y") == ["X"]
+
+
+def test_the_child_of_a_root_first_seen_without_workspace_roots_is_bound(
+    unplaced_root: Engine,
+) -> None:
+    spawn(unplaced_root, "K", parent="X")
+    read(unplaced_root, "C")
+    lineage = unplaced_root.lineage("C", "cursor")
+    assert (lineage.root, lineage.parent, lineage.depth) == ("X", "X", 1)
+    assert listed(unplaced_root, "X") == ["C"]
+
+
+def test_a_learnt_workspace_survives_a_rebuild(unplaced_root: Engine) -> None:
+    read(unplaced_root, "X")
+    unplaced_root.observe("cursor", hook("Y", "sessionStart"))
+    unplaced_root.rebuild()
+    assert other_roots(unplaced_root, "Y") == ["X"]
+
+
+def test_a_root_keeps_the_first_workspace_it_learns(unplaced_root: Engine) -> None:
+    unplaced_root.observe("cursor", hook("X", "beforeSubmitPrompt", prompt="hi"))
+    unplaced_root.observe("cursor", hook("X", "stop", status="completed", workspace_roots=["/v"]))
+    unplaced_root.observe("cursor", hook("Y", "sessionStart"))
+    unplaced_root.observe("cursor", hook("Z", "sessionStart", workspace_roots=["/v"]))
+    assert (other_roots(unplaced_root, "Y"), other_roots(unplaced_root, "Z")) == (["X"], [])
+
+
+def test_workspace_roots_in_another_order_name_the_same_workspace(engine: Engine) -> None:
+    both, reversed_ = ["/a", "/b"], ["/b", "/a"]
+    engine.observe("cursor", hook(ROOT, "beforeSubmitPrompt", prompt="hi", workspace_roots=both))
+    engine.observe("cursor", hook("Y", "sessionStart", workspace_roots=reversed_))
+    assert other_roots(engine, "Y") == [ROOT]
+
+
+def test_a_child_sent_workspace_roots_in_another_order_is_bound(engine: Engine) -> None:
+    both = ["/a", "/b"]
+    engine.observe("cursor", hook(ROOT, "beforeSubmitPrompt", prompt="hi", workspace_roots=both))
+    engine.observe(
+        "cursor",
+        hook(
+            ROOT,
+            "subagentStart",
+            subagent_id="K",
+            parent_conversation_id=ROOT,
+            workspace_roots=both,
+        ),
+    )
+    engine.observe(
+        "cursor",
+        hook("C", "preToolUse", tool_name="Read", tool_input={}, workspace_roots=["/b", "/a"]),
+    )
+    assert engine.lineage("C", "cursor").parent == ROOT
+
+
+def test_a_root_journaled_with_its_workspace_roots_unsorted_meets_the_same_workspace(
+    engine: Engine,
+) -> None:
+    """Roots journaled before the adapter sorted ``workspace_roots`` kept the host's order."""
+    Feed(engine, "cursor").cursor_root("X", ("/b", "/a"))
+    engine.observe("cursor", hook("Y", "sessionStart", workspace_roots=["/a", "/b"]))
+    assert other_roots(engine, "Y") == ["X"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from copy import deepcopy
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -14,13 +15,16 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lineage_es.domain import DELETED, LIVE, RootLineage, root_id
 from lineage_es.engine import Engine, open_engine
 from lineage_es.facts import (
     Acted,
     ChildIdentified,
     ChildStarted,
+    Deleted,
     Fact,
     Observation,
+    Renamed,
     RootSeen,
     SessionEnded,
     SpawnRequested,
@@ -42,6 +46,8 @@ WORKSPACES = [("/w",), ("/v",)]
 
 node = st.sampled_from(NODES)
 key = st.sampled_from(KEYS)
+#: A rename names a node by its conversation, or a pending child by its spawn key.
+name = st.sampled_from(["x", "y"])
 
 
 def claude_facts(requester: str) -> st.SearchStrategy[Fact]:
@@ -51,6 +57,12 @@ def claude_facts(requester: str) -> st.SearchStrategy[Fact]:
         st.builds(RootSeen, st.sampled_from(ROOTS), st.just("startup")),
         st.builds(SpawnRequested, me | node, key),
         st.builds(lambda c: ChildStarted(child=c), me | node),
+        # A child a transcript shows started, known by its spawn key until a later fact names it.
+        st.builds(
+            lambda k, p: ChildStarted(spawn_key=k, parent=p, resolution="transcript"),
+            key,
+            me | node,
+        ),
         st.builds(
             ChildIdentified,
             me | node,
@@ -62,6 +74,8 @@ def claude_facts(requester: str) -> st.SearchStrategy[Fact]:
         st.builds(Acted, me),
         st.builds(lambda c: Stopped(conversation=c), me | node),
         st.builds(SessionEnded, st.sampled_from(ROOTS)),
+        st.builds(Renamed, key | me, name),
+        st.builds(Deleted, node | key),
     )
 
 
@@ -73,6 +87,7 @@ def cursor_facts(requester: str) -> st.SearchStrategy[Fact]:
         st.builds(Acted, st.just(requester)),
         st.builds(lambda k: Stopped(spawn_key=k), key),
         st.builds(SessionEnded, st.just(requester)),
+        st.builds(Renamed, key | st.just(requester), name),
     )
 
 
@@ -105,7 +120,29 @@ claude_observation = observation(
 cursor_observation = observation(
     cursor_facts, most=2, prefix="q", host=st.just("cursor"), workspace=st.sampled_from(WORKSPACES)
 )
-streams = st.lists(st.one_of(claude_observation, cursor_observation), max_size=30)
+#: A child a transcript shows started, renamed at once by its spawn key: later facts bind it
+#: (a ``ChildIdentified`` with that key), stop it or delete it.
+named_start = st.builds(
+    lambda root, parent, spawn_key, name, i: Observation(
+        host="claude",
+        requester=parent,
+        key=f"n{i}",
+        facts=(
+            ChildStarted(spawn_key=spawn_key, parent=parent, resolution="transcript"),
+            Renamed(spawn_key, name),
+        ),
+        root=root,
+    ),
+    st.sampled_from(ROOTS),
+    node,
+    key,
+    name,
+    st.integers(0, 39),
+)
+streams = st.lists(
+    st.one_of(claude_observation, cursor_observation, named_start),
+    max_size=30,
+)
 
 
 def examples(n: int) -> settings:
@@ -283,3 +320,33 @@ def test_observing_in_batches_places_every_node_as_observing_one_by_one(
             one_by_one.observe_observation(observation)
         batched.observe_many(timed, batch=batch)
         assert placements(batched) == placements(one_by_one)
+
+
+def roots_of(engine: Engine) -> Iterator[RootLineage]:
+    """A copy of every root aggregate that is not deleted, to try a command on."""
+    for row in engine.view.roots(None, live_only=False):
+        root: RootLineage = engine.app.repository.get(root_id(row.host, row.root))
+        yield deepcopy(root)
+
+
+def statuses(root: RootLineage) -> set[str]:
+    """The status of every node of ``root``, pending children included."""
+    return {n["status"] for n in (*root.nodes.values(), *root.pending.values())}
+
+
+@SETTINGS
+@given(streams)
+def test_a_roots_session_end_leaves_no_node_of_its_root_live(stream: list[Observation]) -> None:
+    with fed(stream) as engine:
+        for root in roots_of(engine):
+            root.end_session(at=EPOCH, fact="")
+            assert LIVE not in statuses(root)
+
+
+@SETTINGS
+@given(streams)
+def test_deleting_a_root_deletes_every_node_of_its_root(stream: list[Observation]) -> None:
+    with fed(stream) as engine:
+        for root in roots_of(engine):
+            root.delete(root.conversation, "user", at=EPOCH)
+            assert statuses(root) == {DELETED}

@@ -177,12 +177,15 @@ def _subagent_id(payload: Mapping[str, Any]) -> str:
 
 
 def _workspace(payload: Mapping[str, Any]) -> tuple[str, ...]:
+    """The payload's ``workspace_roots`` as one workspace: the same folders name the same
+    workspace in whatever order (or repetition) they come, so they are sorted and deduplicated.
+    Empty when the envelope leaves the field out (HOSTS.md 3.1): the root learns it later."""
     roots = payload.get("workspace_roots")
     if roots is None:
         return ()
     if not isinstance(roots, list) or not all(isinstance(root, str) for root in roots):
         raise PayloadError("field 'workspace_roots' must be a list of strings", host=HOST)
-    return tuple(roots)
+    return tuple(sorted(set(roots)))
 
 
 def _nested_str(mapping: Mapping[str, Any], key: str) -> str | None:
