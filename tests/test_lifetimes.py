@@ -113,6 +113,24 @@ def test_a_resume_delivered_twice_is_journaled_once(memory: Engine) -> None:
     assert memory.position() == before
 
 
+def test_a_tool_calls_payload_delivered_again_after_a_resume_changes_nothing(
+    memory: Engine,
+) -> None:
+    completed = claude(
+        "PostToolUse",
+        tool_name="Agent",
+        tool_use_id="toolu_01A",
+        tool_input={"prompt": "p", "subagent_type": "Explore"},
+        tool_response={"status": "completed", "agentId": AGENT},
+    )
+    acts = claude("PreToolUse", agent_id=AGENT, tool_name="Read", tool_use_id="toolu_01B")
+    feed(memory, STARTUP, SUBAGENT_START, completed, acts)
+    before = memory.position()
+    feed(memory, completed)
+    assert memory.position() == before
+    assert statuses(memory) == {SESSION: "live", AGENT: "live"}
+
+
 def test_a_duplicate_among_other_payloads_of_the_same_lifetime_changes_nothing(
     memory: Engine,
 ) -> None:

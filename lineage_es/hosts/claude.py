@@ -132,7 +132,7 @@ class ClaudeAdapter:
             root=session,
             workspace=(),  # roots are scoped by workspace for Cursor only
             at=at,
-            recurs=True,  # a hook payload carries no time of its own
+            recurs=_recurs(payload),
         )
 
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:
@@ -223,3 +223,10 @@ def _object(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 def _nested_str(mapping: Mapping[str, Any], key: str, parent: str) -> str | None:
     return nested_str(mapping, key, parent, HOST)
+
+
+def _recurs(payload: Mapping[str, Any]) -> bool:
+    """Whether the same payload may truly come again. A hook payload carries no time, so one
+    that names no tool call (a session's end after a resume) can recur byte for byte; a tool
+    call happens once, so its payload delivered again is a duplicate whenever it comes."""
+    return not isinstance(payload.get("tool_use_id"), str)

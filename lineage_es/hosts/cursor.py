@@ -57,6 +57,10 @@ def unwrap_fixture(obj: Any) -> dict[str, Any]:
     return payload
 
 
+#: Fields naming a tool call or the subagent it started: a payload with one happens once.
+_ONCE = ("tool_use_id", "subagent_id", "tool_call_id")
+
+
 class CursorAdapter:
     """Turns Cursor hook payloads into observations."""
 
@@ -106,7 +110,7 @@ class CursorAdapter:
             facts=_facts(payload, event, conversation),
             workspace=workspace,
             at=at,
-            recurs=True,  # a hook payload carries no time of its own
+            recurs=_recurs(payload),
         )
 
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:
@@ -190,3 +194,11 @@ def _workspace(payload: Mapping[str, Any]) -> tuple[str, ...]:
 
 def _nested_str(mapping: Mapping[str, Any], key: str) -> str | None:
     return nested_str(mapping, key, "tool_input", HOST)
+
+
+def _recurs(payload: Mapping[str, Any]) -> bool:
+    """Whether the same payload may truly come again. A hook payload carries no time, so one
+    that names no tool call (a session's end after a resume) can recur byte for byte; a tool
+    call and the subagent it starts happen once, so their payloads delivered again are
+    duplicates whenever they come."""
+    return not any(isinstance(payload.get(name), str) for name in _ONCE)
