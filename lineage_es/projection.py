@@ -19,7 +19,7 @@ import orjson
 from eventsourcing.persistence import ApplicationRecorder, Notification
 
 from lineage_es.domain import EVENT_CLASSES, upcast
-from lineage_es.view import NodeRow, ViewStore
+from lineage_es.view import MemoryView, NodeRow, ViewStore
 
 #: Event types whose stored state may need upcasting.
 VERSIONED = frozenset(t for t, c in EVENT_CLASSES.items() if getattr(c, "class_version", 1) > 1)
@@ -356,11 +356,16 @@ class Projector:
         self._trusted = position
 
     def rebuild(self, progress: Progress | None = None) -> int:
-        """Forget the view and replay the whole journal into it."""
-        self.view.reset()
+        """Replay the whole journal into a fresh view, then put it in place of this one in one
+        transaction: other engines on the store answer from the old view until then, never
+        from an emptied one. Returns how many entries were replayed, those journaled while
+        it ran included."""
+        fresh = MemoryView()
+        applied = Projector(self.recorder, fresh).catch_up(progress=progress)
+        self.view.replace(fresh.all_rows(), fresh.position())
         self._working.clear()
         self._trusted = -1
-        return self.catch_up(progress=progress)
+        return applied + self.catch_up(progress=progress)
 
     def _apply_page(self, page: Sequence[Notification]) -> list[NodeRow]:
         changed: dict[int, NodeRow] = {}

@@ -213,10 +213,22 @@ class SqlView(ABC):
                 )
 
     def reset(self) -> None:
+        self.replace([], 0)
+
+    def replace(self, rows: Sequence[NodeRow], position: int) -> None:
         with self._write_transaction() as cursor:
             cursor.execute("DELETE FROM lineage_nodes")
             cursor.execute("DELETE FROM lineage_root_versions")
-            cursor.execute("UPDATE lineage_view SET position = 0, roots_version = 0")
+            cursor.execute(
+                "UPDATE lineage_view SET position = ?, roots_version = ? WHERE id = 1",
+                (position, position),
+            )
+            if rows:
+                cursor.executemany(_UPSERT, [_params(row) for row in rows])
+                cursor.executemany(
+                    "INSERT INTO lineage_root_versions (root_id, position) VALUES (?, ?)",
+                    [(root_id, position) for root_id in {row.root_id for row in rows}],
+                )
 
 
 class _PositionMovedError(Exception):

@@ -101,7 +101,12 @@ class ViewStore(Protocol):
         ...
 
     def reset(self) -> None:
-        """Forget every row and go back to position 0 (before a rebuild)."""
+        """Forget every row and go back to position 0."""
+        ...
+
+    def replace(self, rows: Sequence[NodeRow], position: int) -> None:
+        """Put ``rows`` in place of every row, at ``position``, as one transaction (a rebuild):
+        readers see the old view or the new one, never one emptied or half rebuilt."""
         ...
 
     def close(self) -> None: ...
@@ -124,6 +129,11 @@ class MemoryView:
         #: scan, kept apart so neither walks every node.
         self._root_nodes: dict[int, NodeRow] = {}
         self._unbound: dict[int, NodeRow] = {}
+
+    def replace(self, rows: Sequence[NodeRow], position: int) -> None:
+        self.reset()
+        self.apply(rows, position)
+        self._roots_version = position
 
     def position(self) -> int:
         return self._position

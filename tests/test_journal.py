@@ -242,6 +242,24 @@ def test_verify_reports_a_view_that_differs_from_a_rebuild(tmp_path: Path) -> No
     assert any("differs from a rebuild" in problem for problem in report.problems)
 
 
+def test_another_engine_answers_from_the_old_view_while_a_rebuild_runs(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'j.sqlite'}"
+    with open_engine(url) as writer:
+        feed = Feed(writer)
+        for index in range(700):  # more than one page of the journal
+            feed.root(f"R{index}")
+            feed.start(f"R{index}", f"A{index}")
+    seen: list[int] = []
+    with open_engine(url) as rebuilding, open_engine(url) as reader:
+
+        def midway(entries: int) -> None:
+            seen.append(reader.lineage("A699").depth)
+
+        rebuilding.rebuild(progress=midway)
+        assert reader.lineage("A699").depth == 1
+    assert len(seen) > 1 and set(seen) == {1}
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
