@@ -12,7 +12,7 @@ the rules.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 from uuid import UUID
@@ -38,6 +38,10 @@ def name_id(name: str) -> UUID:
 LIVE = "live"
 STOPPED = "stopped"
 DELETED = "deleted"
+
+#: Why an edge is refused that a later fact can make good: the stated parent is not known
+#: yet, or not yet at the depth the fact states (its own parent is not known yet).
+WAITING_REASONS = frozenset({"unknown-parent", "depth"})
 
 
 @lru_cache(maxsize=65536)
@@ -115,11 +119,14 @@ class RootLineage(Aggregate):
     happening again, and is applied again (a stale stop stops a resumed session; a stale
     placement may correct an edge back).
 
-    Version 2 of the state (snapshots) adds ``lifetime``.
+    Version 2 of the state (snapshots) adds ``lifetime``. Version 3 adds each node's
+    ``started`` (the earliest time a fact placed it: a later fact with an earlier time re-dates
+    it, once) and ``stated`` (the parent a fact stated for a child, kept while it could not be
+    placed: an unknown parent, a depth contradiction; placed when the parent becomes known).
     """
 
     TOPIC = "lineage:RootLineage"
-    class_version = 2
+    class_version = 3
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -127,6 +134,14 @@ class RootLineage(Aggregate):
         counts as seen in the current lifetime, as before, until a node stops or resumes."""
         state.setdefault("lifetime", 1)
         state["seen"] = dict.fromkeys(state.get("seen", {}), state["lifetime"])
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """A version-2 snapshot kept no start per node (a child's is then unknown: the next
+        fact placing it with the same parent re-dates it, and the view keeps the earlier of
+        the two times) and no stated parents: its rejections came from version-1
+        ``EdgeRejected`` events, which did not keep what the fact stated."""
+        state.setdefault("stated", {})
 
     class Event(Aggregate.Event):
         fact: str
@@ -146,6 +161,22 @@ class RootLineage(Aggregate):
         workspace: list[str]
         source: str
         fact: str
+
+        def change(self, aggregate: Any) -> None:
+            aggregate.nodes[self.conversation]["started"] = _stamp(self.timestamp)
+
+    class RootRedated(Event):
+        """A fact of the root itself (its own header, read late) shows it started earlier
+        than the fact that first created it (a child's, naming it as its root). It carries
+        what the root's row needs, so a view replayed up to a time between the two has it."""
+
+        TOPIC = "lineage:RootLineage.RootRedated"
+        conversation: str
+        host: str
+        workspace: list[str]
+
+        def change(self, aggregate: Any) -> None:
+            aggregate.nodes[self.conversation]["started"] = _stamp(self.timestamp)
 
     class Resumed(Event):
         TOPIC = "lineage:RootLineage.Resumed"
@@ -208,12 +239,33 @@ class RootLineage(Aggregate):
                 "spawn": self.spawn_key,
                 "resolution": self.resolution,
                 "ambiguous": self.ambiguous,
+                "started": _stamp(self.timestamp),
             }
             if self.conversation is None:
                 aggregate.pending[self.spawn_key] = node
             else:
                 aggregate.nodes[self.conversation] = node
             _claim(aggregate, self.spawn_key, self.conversation or "")
+
+    class ChildRedated(Event):
+        """A later fact placing a known child under the same parent (its own header, read
+        late) has an earlier time than the one that placed it: the child started then. It
+        carries the whole placement, so a view replayed up to a time between the two (which
+        leaves the original ``ChildPlaced`` out) places the child on its own."""
+
+        TOPIC = "lineage:RootLineage.ChildRedated"
+        conversation: str
+        spawn_key: str | None
+        parent: str | None
+        depth: int
+        resolution: str
+        ambiguous: bool
+        agent_type: str | None
+        subagent_id: str | None
+        description: str | None
+
+        def change(self, aggregate: Any) -> None:
+            aggregate.nodes[self.conversation]["started"] = _stamp(self.timestamp)
 
     class ChildBound(Event):
         """A pending child's own conversation became known."""
@@ -257,6 +309,7 @@ class RootLineage(Aggregate):
                 _release(aggregate, self.released, self.conversation)
                 node["spawn"] = self.spawn_key
                 _claim(aggregate, self.spawn_key, self.conversation)
+            aggregate.stated.pop(self.conversation, None)  # newer evidence for its edge
 
     class EdgeCorrected(Event):
         """A later fact contradicted a placement; ``depths`` re-places the moved subtree."""
@@ -281,15 +334,48 @@ class RootLineage(Aggregate):
                 _release(aggregate, self.released, self.conversation)
                 node["spawn"] = self.spawn_key
                 _claim(aggregate, self.spawn_key, self.conversation)
+            aggregate.stated.pop(self.conversation, None)
 
     class EdgeRejected(Event):
-        """A fact asked for an edge the rules refuse (a cycle, a depth contradiction)."""
+        """A fact asked for an edge the rules refuse (a cycle, a depth contradiction, an
+        unknown parent).
+
+        Version 2 keeps what the fact stated (``depth``, ``resolution``, ``spawn_key``): a
+        parent refused as unknown or at a contradicting depth is remembered, and the child is
+        placed under it when it becomes known at a depth that fits
+        (:meth:`RootLineage._settle`). Version-1 events kept none: ``resolution`` is then
+        ``None`` and nothing is remembered.
+        """
 
         TOPIC = "lineage:RootLineage.EdgeRejected"
+        class_version = 2
         conversation: str
         parent: str
         reason: str
         detail: str
+        depth: int | None = None
+        resolution: str | None = None
+        spawn_key: str | None = None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """A version-1 event kept nothing of what the fact stated."""
+            state.setdefault("depth", None)
+            state.setdefault("resolution", None)
+            state.setdefault("spawn_key", None)
+
+        def change(self, aggregate: Any) -> None:
+            if self.reason not in WAITING_REASONS:
+                # Refused for good (a cycle): the same parent is not tried again.
+                if aggregate.stated.get(self.conversation, {}).get("parent") == self.parent:
+                    del aggregate.stated[self.conversation]
+            elif self.resolution is not None:
+                aggregate.stated[self.conversation] = {
+                    "parent": self.parent,
+                    "depth": self.depth,
+                    "resolution": self.resolution,
+                    "spawn_key": self.spawn_key,
+                }
 
     class Stopped(Event):
         TOPIC = "lineage:RootLineage.Stopped"
@@ -335,6 +421,8 @@ class RootLineage(Aggregate):
 
         def change(self, aggregate: Any) -> None:
             _node(aggregate, self.conversation, self.spawn_key)["status"] = DELETED
+            if self.conversation is not None:
+                aggregate.stated.pop(self.conversation, None)
 
     def __init__(
         self, host: str, conversation: str, workspace: list[str], source: str, fact: str
@@ -352,6 +440,8 @@ class RootLineage(Aggregate):
                 "ambiguous": False,
             }
         }
+        #: The parent a fact stated for a child that could not be placed under it yet.
+        self.stated: dict[str, dict[str, Any]] = {}
         self.pending: dict[str, dict[str, Any]] = {}
         self.spawns: dict[str, dict[str, Any]] = {}
         self.spawn_seq = 0
@@ -409,8 +499,20 @@ class RootLineage(Aggregate):
     # -- commands -------------------------------------------------------------------------
 
     def see_root(self, *, at: datetime, fact: str) -> None:
-        """The root acted as a root again: resume it if it had stopped."""
+        """The root acted as a root again: resume it if it had stopped. A fact of the root
+        itself earlier than its start (its own header, read after a child's fact created
+        the root) re-dates it: each conversation starts at its first known fact."""
         self.resume(self.conversation, at=at, fact=fact)
+        node = self.nodes[self.conversation]
+        if node["status"] != DELETED and _earlier(at, self._started(self.conversation)):
+            self._trigger(
+                self.RootRedated,
+                at,
+                fact,
+                conversation=self.conversation,
+                host=self.host,
+                workspace=list(self.workspace),
+            )
 
     def resume(self, conversation: str, *, at: datetime, fact: str) -> None:
         """Resume a stopped node, found as :meth:`stop` finds it: a pending child by its
@@ -535,6 +637,7 @@ class RootLineage(Aggregate):
             subagent_id=subagent_id or child,
             description=description,
         )
+        self._settle(at, fact)
 
     def bind_pending(self, spawn_key: str, child: str, *, at: datetime, fact: str) -> None:
         """A pending child's conversation became known by ordering alone."""
@@ -547,11 +650,15 @@ class RootLineage(Aggregate):
                 conversation=child,
                 resolution="inferred",
             )
+            self._settle(at, fact)
 
     def place_ambiguous(self, child: str, *, at: datetime, fact: str) -> None:
         """A child of this root whose parent cannot be chosen without guessing."""
-        if child in self.nodes:
-            return
+        if child not in self.nodes:
+            self._place_ambiguous(child, at, fact)
+            self._settle(at, fact)
+
+    def _place_ambiguous(self, child: str, at: datetime, fact: str) -> None:
         self._trigger(
             self.ChildPlaced,
             at,
@@ -602,11 +709,44 @@ class RootLineage(Aggregate):
         at: datetime,
         fact: str,
     ) -> None:
-        """A host fact names ``child`` as ``parent``'s child: place, confirm or correct."""
+        """A host fact names ``child`` as ``parent``'s child: place, confirm or correct. A
+        known child under the same parent that the fact shows started earlier is re-dated.
+        A parent that cannot be placed yet (unknown, or at a depth that contradicts the
+        fact's) is remembered; whatever this fact placed may be the parent another child
+        waits for (:meth:`_settle`)."""
+        self._identify(
+            parent,
+            child,
+            resolution=resolution,
+            spawn_key=spawn_key,
+            depth=depth,
+            agent_type=agent_type,
+            subagent_id=subagent_id,
+            description=description,
+            at=at,
+            fact=fact,
+        )
+        self._settle(at, fact)
+
+    def _identify(
+        self,
+        parent: str,
+        child: str,
+        *,
+        resolution: str,
+        spawn_key: str | None,
+        depth: int | None,
+        agent_type: str | None,
+        subagent_id: str | None,
+        description: str | None,
+        at: datetime,
+        fact: str,
+        redate: bool = True,
+    ) -> None:
         parent_node = self.nodes.get(parent)
         if parent_node is None or parent_node["status"] == DELETED:
             if child not in self.nodes:
-                self.place_ambiguous(child, at=at, fact=fact)
+                self._place_ambiguous(child, at, fact)
             self._trigger(
                 self.EdgeRejected,
                 at,
@@ -615,11 +755,16 @@ class RootLineage(Aggregate):
                 parent=parent,
                 reason="unknown-parent",
                 detail=f"{parent!r} is not a node of root {self.conversation!r}",
+                depth=depth,
+                resolution=resolution,
+                spawn_key=spawn_key,
             )
             return
         expected_depth = parent_node["depth"] + 1
         if depth is not None and depth != expected_depth:
-            self._reject_depth(parent, child, depth, expected_depth, at, fact)
+            self._reject_depth(
+                parent, child, depth, expected_depth, at, fact, resolution, spawn_key
+            )
             return
         if spawn_key is not None and spawn_key in self.pending and child not in self.nodes:
             self._trigger(
@@ -664,6 +809,22 @@ class RootLineage(Aggregate):
                     spawn_key=new_key,
                     resolution=resolution if stronger else node["resolution"],
                     released=released if new_key is not None else None,
+                )
+            if redate and _earlier(at, node.get("started")):
+                self._trigger(
+                    self.ChildRedated,
+                    at,
+                    fact,
+                    conversation=child,
+                    spawn_key=node["spawn"],
+                    parent=parent,
+                    depth=node["depth"],
+                    resolution=node["resolution"],
+                    ambiguous=False,
+                    agent_type=agent_type
+                    or (self._spawn_type(node["spawn"]) if node["spawn"] is not None else None),
+                    subagent_id=subagent_id or child,
+                    description=description,
                 )
             return
         if RESOLUTION_STRENGTH[resolution] < RESOLUTION_STRENGTH[node["resolution"]]:
@@ -752,8 +913,68 @@ class RootLineage(Aggregate):
             )
             first = False
 
+    def _settle(self, at: datetime, fact: str) -> None:
+        """Place the children whose stated parent was refused (unknown, or at a depth that
+        contradicted the fact's) and now fits: known in this root, not deleted, at the stated
+        depth minus one. Each is given its remembered fact again, as if it arrived now (it
+        may correct an edge no stronger than it; it starts nothing: no re-dating), so a
+        child placed under its parent can let its own waiting children in, in turn."""
+        tried: set[str] = set()
+        while True:
+            waiting = next(
+                (
+                    (child, stated)
+                    for child, stated in self.stated.items()
+                    if child not in tried and self._fits(child, stated)
+                ),
+                None,
+            )
+            if waiting is None:
+                return
+            child, stated = waiting
+            tried.add(child)
+            self._identify(
+                stated["parent"],
+                child,
+                resolution=stated["resolution"],
+                spawn_key=stated["spawn_key"],
+                depth=stated["depth"],
+                agent_type=None,
+                subagent_id=None,
+                description=None,
+                at=at,
+                fact=fact,
+                redate=False,
+            )
+
+    def _fits(self, child: str, stated: dict[str, Any]) -> bool:
+        """Whether a child's remembered parent can now be given to it."""
+        node = self.nodes.get(child)
+        parent = self.nodes.get(stated["parent"])
+        if node is None or parent is None or DELETED in (node["status"], parent["status"]):
+            return False
+        if stated["depth"] is not None and stated["depth"] != parent["depth"] + 1:
+            return False
+        return bool(node["parent"] != stated["parent"] or node["ambiguous"])
+
+    def _started(self, conversation: str) -> str | None:
+        """When a node started (its earliest placing fact); ``None`` when unknown (a child
+        restored from a version-2 snapshot)."""
+        started: str | None = self.nodes[conversation].get("started")
+        if started is None and conversation == self.conversation:
+            return _stamp(self.created_on)
+        return started
+
     def _reject_depth(
-        self, parent: str, child: str, depth: int, expected: int, at: datetime, fact: str
+        self,
+        parent: str,
+        child: str,
+        depth: int,
+        expected: int,
+        at: datetime,
+        fact: str,
+        resolution: str,
+        spawn_key: str | None,
     ) -> None:
         self._trigger(
             self.EdgeRejected,
@@ -763,6 +984,9 @@ class RootLineage(Aggregate):
             parent=parent,
             reason="depth",
             detail=f"stated depth {depth}, but {parent!r} is at depth {expected - 1}",
+            depth=depth,
+            resolution=resolution,
+            spawn_key=spawn_key,
         )
         if child not in self.nodes:
             self._trigger(
@@ -867,6 +1091,19 @@ class RootLineage(Aggregate):
         return False
 
 
+def _stamp(moment: datetime) -> str:
+    """A time as the aggregate keeps it: UTC ISO, so it compares as a time."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _earlier(moment: datetime, started: str | None) -> bool:
+    """Whether ``moment`` is before a node's start; true when the start is unknown (the view
+    keeps the earlier of the two)."""
+    return started is None or _stamp(moment) < started
+
+
 def _node(aggregate: Any, conversation: str | None, spawn_key: str | None) -> dict[str, Any]:
     if conversation is not None:
         node: dict[str, Any] = aggregate.nodes[conversation]
@@ -928,9 +1165,11 @@ EVENT_CLASSES: dict[str, type[Any]] = _EventClasses(
         ConversationIndex.Created,
         ConversationIndex.Moved,
         RootLineage.Created,
+        RootLineage.RootRedated,
         RootLineage.Resumed,
         RootLineage.SpawnRequested,
         RootLineage.ChildPlaced,
+        RootLineage.ChildRedated,
         RootLineage.ChildBound,
         RootLineage.BindingUndone,
         RootLineage.EdgeConfirmed,

@@ -190,6 +190,27 @@ def _child_placed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
     return [row]
 
 
+def _root_redated(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    """The root started earlier: its row is re-dated, or, in a view replayed up to a time
+    before the event that created the root (time travel), made."""
+    row = rows.root
+    if row is None:
+        return _root_created(event, rows)
+    row.started_at = min(row.started_at, event.timestamp)
+    return [row]
+
+
+def _child_redated(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    """A child started earlier: its row is re-dated, or, in a view replayed up to a time
+    before the event that placed it (time travel), placed from the event alone."""
+    s = event.state
+    row = rows.find(s["conversation"], s["spawn_key"])
+    if row is None:
+        return _child_placed(event, rows)
+    row.started_at = min(row.started_at, event.timestamp)
+    return [row]
+
+
 def _resumed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
     # A pending child is named by its spawn key (RootLineage.resume).
     row = rows.find(event.state["conversation"], event.state["conversation"])
@@ -287,6 +308,8 @@ Handler = Callable[[JournalEvent, RootRows], list[NodeRow]]
 HANDLERS: dict[str, Handler] = {
     "lineage:RootLineage.Started": _root_created,
     "lineage:RootLineage.ChildPlaced": _child_placed,
+    "lineage:RootLineage.RootRedated": _root_redated,
+    "lineage:RootLineage.ChildRedated": _child_redated,
     "lineage:RootLineage.Resumed": _resumed,
     "lineage:RootLineage.ChildBound": _child_bound,
     "lineage:RootLineage.BindingUndone": _binding_undone,

@@ -22,21 +22,21 @@ GRANDCHILD = "019a0000-0000-7000-8000-0000000000c3"
 T0 = datetime(2026, 9, 3, 8, 0, tzinfo=UTC)
 
 
-def iso(second: int) -> str:
+def iso(second: float) -> str:
     return (
         (T0 + timedelta(seconds=second)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     )
 
 
-def line(second: int, kind: str, payload: dict[str, Any]) -> bytes:
+def line(second: float, kind: str, payload: dict[str, Any]) -> bytes:
     return orjson.dumps({"timestamp": iso(second), "type": kind, "payload": payload}) + b"\n"
 
 
-def meta(second: int, thread: str, **fields: Any) -> bytes:
+def meta(second: float, thread: str, **fields: Any) -> bytes:
     return line(second, "session_meta", {"id": thread, "cwd": "/w", "source": "cli"} | fields)
 
 
-def spawned(second: int, thread: str, parent: str, depth: int = 1, **fields: Any) -> bytes:
+def spawned(second: float, thread: str, parent: str, depth: int = 1, **fields: Any) -> bytes:
     spawn = {"parent_thread_id": parent, "depth": depth, "agent_path": "/root/scan"}
     source = {"subagent": {"thread_spawn": spawn}}
     return meta(second, thread, source=source, session_id=PARENT, **fields)
@@ -305,12 +305,6 @@ def test_each_import_of_a_growing_rollout_leaves_the_history_of_one(tmp_path: Pa
     assert live_at(engine, *MOMENTS) == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a child placed by its parent's spawn output, its own header read in a later "
-    "import, keeps the output's time as its start: re-dating a placed node needs a domain "
-    "event (RootLineage.identify_child ignores an earlier time for a known child)",
-)
 def test_child_placed_before_its_rollout_was_read_starts_at_its_own_header(
     tmp_path: Path, memory: Engine
 ) -> None:
