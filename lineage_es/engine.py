@@ -50,6 +50,7 @@ from lineage_es.model import Relation as RelationName
 from lineage_es.projection import JournalEvent, Progress, Projector, iso, read_journal
 from lineage_es.queries import Queries, same_workspace
 from lineage_es.stores import (
+    SQLITE_LOCK_TIMEOUT,
     StoreLocation,
     application_env,
     default_store_url,
@@ -297,7 +298,12 @@ class Engine:
     """
 
     def __init__(
-        self, url: str | None = None, *, clock: Clock | None = None, create: bool = True
+        self,
+        url: str | None = None,
+        *,
+        clock: Clock | None = None,
+        create: bool = True,
+        lock_timeout: float | None = None,
     ) -> None:
         self.location: StoreLocation = parse_store_url(url or default_store_url())
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
@@ -307,9 +313,10 @@ class Engine:
             prepare_sqlite_file(self.location.path, create=create)
         try:
             with setup_lock(self.location):
-                self.app = LineageApplication(env=application_env(self.location))
+                env = application_env(self.location, lock_timeout=lock_timeout)
+                self.app = LineageApplication(env=env)
                 self.app.recorder.max_notification_id()
-                self.view: ViewStore = self._open_view()
+                self.view: ViewStore = self._open_view(lock_timeout)
         except StoreError:
             raise
         except Exception as exc:  # every driver has its own errors; name the store
@@ -372,14 +379,14 @@ class Engine:
     def _absorb(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
         self.queries.absorb(rows, expected, position)
 
-    def _open_view(self) -> ViewStore:
+    def _open_view(self, lock_timeout: float | None) -> ViewStore:
         if self.location.kind == "memory":
             return MemoryView()
         if self.location.kind == "sqlite":
             from lineage_es.sqlview import SQLiteView
 
             assert self.location.path is not None
-            return SQLiteView(self.location.path)
+            return SQLiteView(self.location.path, timeout=lock_timeout or SQLITE_LOCK_TIMEOUT)
         from lineage_es.sqlview import PostgresView
 
         return PostgresView(self.location.postgres)
@@ -942,7 +949,11 @@ class Engine:
 
 
 def open_engine(
-    url: str | None = None, *, clock: Clock | None = None, create: bool = True
+    url: str | None = None,
+    *,
+    clock: Clock | None = None,
+    create: bool = True,
+    lock_timeout: float | None = None,
 ) -> Engine:
     """Open the engine on a store URL (default: ``$LINEAGE_STORE`` or the SQLite journal in
     the user's data dir). ``memory://`` keeps everything in the process.
@@ -950,8 +961,11 @@ def open_engine(
     A SQLite journal that does not exist yet is created (its folder too), unless
     ``create=False``: then a missing file raises :class:`~lineage_es.stores.NoJournal` (a
     :class:`StoreError`) and nothing is created, for a caller that only means to read.
+    ``lock_timeout`` bounds, in seconds, how long a write waits for another process's lock
+    (default :data:`~lineage_es.stores.SQLITE_LOCK_TIMEOUT` on SQLite, 10 on PostgreSQL): a
+    hook, which a host runs with a deadline, waits less.
     """
-    return Engine(url, clock=clock, create=create)
+    return Engine(url, clock=clock, create=create, lock_timeout=lock_timeout)
 
 
 __all__ = ["ConcurrencyError", "Engine", "LineageApplication", "UnknownConversation", "open_engine"]

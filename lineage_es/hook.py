@@ -30,6 +30,11 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
 if TYPE_CHECKING:
     from lineage_es.model import AgentLineage
 
+#: How long the hook waits for another process's write lock on the store (seconds): well
+#: inside the 10 s a host gives a hook (``install-hooks``), so a store held locked costs one
+#: logged, lost event, never a host killing the hook or waiting on it at every event.
+LOCK_TIMEOUT = 4
+
 #: The error log in the data dir, and the size at which it is rotated to ``hook.log.1``.
 LOG_NAME = "hook.log"
 LOG_MAX_BYTES = 1024 * 1024
@@ -150,7 +155,7 @@ def run_hook(
         observation = adapter(taken).observe(payload, at=received)
         if record is not None:
             _record(record, taken, received, payload)
-        with open_engine(store) as engine:
+        with open_engine(store, lock_timeout=LOCK_TIMEOUT) as engine:
             if answer:
                 lineage = engine.observe_observation(observation, at=received)
             else:  # nobody reads the answer: do not build it (the tree of every live root)

@@ -25,11 +25,12 @@ import shlex
 import shutil
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from lineage_es.errors import LineageError
+from lineage_es.stores import parse_store_url
 
 Scope = Literal["user", "project"]
 HOOK_HOSTS = ("claude", "codex", "cursor")
@@ -77,6 +78,9 @@ TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 TIMEOUT_SECONDS = 10
 
 BACKUP_SUFFIX = ".lineage-es.bak"
+
+#: Beside a config: what ``install-hooks`` created in it (``uninstall-hooks`` removes it).
+MANIFEST_SUFFIX = ".lineage-es.json"
 
 #: Each host's hook config inside a project folder.
 PROJECT_FILES = {
@@ -130,11 +134,12 @@ def hook_command(
     record: Path | None = None,
 ) -> str:
     """The command a host runs: this install's Python, by absolute path, running the hook
-    module (no click on the hook path), then :data:`MARKER`."""
+    module (no click on the hook path), then :data:`MARKER`. A SQLite store's path is made
+    absolute: hosts run hooks in each session's own folder."""
     _check_host(host)
     words = [str(Path(python or sys.executable).absolute()), "-m", "lineage_es.hook", host]
     if store is not None:
-        words += ["--store", store]
+        words += ["--store", parse_store_url(store).url if store.startswith("sqlite:") else store]
     if record is not None:
         words += ["--record", str(record.expanduser().absolute())]
     return f"{shlex.join(words)} {MARKER}"
@@ -160,7 +165,12 @@ def install(
     """
     path = config_path(host, scope, cwd=cwd)
     wanted = command or hook_command(host)
+    existed = path.exists()
     document = _load(path)
+    created = _Created.read(path)
+    created.file = created.file or not existed
+    created.hooks = created.hooks or "hooks" not in document
+    created.version = created.version or (host == "cursor" and "version" not in document)
     hooks = _hooks_table(document, path, create=True)
     assert hooks is not None
     if host == "cursor":
@@ -168,6 +178,8 @@ def install(
     added: list[str] = []
     removed: list[str] = []
     for event in EVENTS[host]:
+        if event not in hooks:
+            created.events.add(event)
         entries = _event_list(hooks, event, path)
         if any(command_of(host, entry) == wanted for entry in entries):
             continue
@@ -176,14 +188,18 @@ def install(
             removed.append(event)
         entries.append(_entry(host, event, wanted))
         added.append(event)
-    return _finish(host, path, document, tuple(added), tuple(removed), dry_run)
+    change = _finish(host, path, document, tuple(added), tuple(removed), dry_run)
+    if change.changed and not dry_run:
+        created.write(path)
+    return change
 
 
 def uninstall(
     host: str, scope: Scope = "user", *, cwd: Path | None = None, dry_run: bool = False
 ) -> ConfigChange:
-    """Remove every entry ``install`` added for ``host``, and any container it leaves empty;
-    everything else stays as it was."""
+    """Remove every entry ``install`` added for ``host``, and the containers it created (an
+    event's list, the hooks table, Cursor's ``version``, the file) once they are empty;
+    everything else stays as it was, empty lists the user had included."""
     path = config_path(host, scope, cwd=cwd)
     if not path.exists():
         return ConfigChange(host, path, dry_run=dry_run)
@@ -191,6 +207,7 @@ def uninstall(
     hooks = _hooks_table(document, path, create=False)
     if hooks is None:
         return ConfigChange(host, path, dry_run=dry_run)
+    created = _Created.read(path)
     removed: list[str] = []
     for event in list(hooks):
         entries = hooks[event]
@@ -198,13 +215,63 @@ def uninstall(
             continue
         if _drop_ours(host, entries):
             removed.append(event)
-            if not entries:
+            if not entries and event in created.events:
                 del hooks[event]
-    if removed and not hooks:
+    if removed and not hooks and created.hooks:
         del document["hooks"]
-        if host == "cursor" and list(document) == ["version"]:
-            document.clear()
-    return _finish(host, path, document, (), tuple(removed), dry_run)
+        if host == "cursor" and list(document) == ["version"] and created.version:
+            del document["version"]
+    change = _finish(host, path, document, (), tuple(removed), dry_run, gone=created.file)
+    if change.changed and not dry_run:
+        _Created.forget(path)
+    return change
+
+
+@dataclass
+class _Created:
+    """What ``install`` created in a config, so ``uninstall`` removes exactly that: kept
+    beside the config as ``<name>.lineage-es.json`` from the first install on."""
+
+    file: bool = False
+    hooks: bool = False
+    version: bool = False
+    events: set[str] = field(default_factory=set)
+
+    @staticmethod
+    def where(path: Path) -> Path:
+        return Path(os.path.realpath(path)).with_name(path.name + MANIFEST_SUFFIX)
+
+    @classmethod
+    def read(cls, path: Path) -> _Created:
+        try:
+            data = json.loads(cls.where(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls()
+        if not isinstance(data, dict):
+            return cls()
+        events = data.get("events")
+        return cls(
+            file=data.get("file") is True,
+            hooks=data.get("hooks") is True,
+            version=data.get("version") is True,
+            events={e for e in events if isinstance(e, str)} if isinstance(events, list) else set(),
+        )
+
+    def write(self, path: Path) -> None:
+        data = {
+            "file": self.file,
+            "hooks": self.hooks,
+            "version": self.version,
+            "events": sorted(self.events),
+        }
+        try:
+            self.where(path).write_text(json.dumps(data) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise HookConfigError(f"cannot write {self.where(path)}: {exc.strerror}") from None
+
+    @classmethod
+    def forget(cls, path: Path) -> None:
+        cls.where(path).unlink(missing_ok=True)
 
 
 def command_of(host: str, entry: object) -> str | None:
@@ -313,9 +380,11 @@ def _finish(
     added: tuple[str, ...],
     removed: tuple[str, ...],
     dry_run: bool,
+    *,
+    gone: bool = False,
 ) -> ConfigChange:
-    # A config left empty by an uninstall was one the install created: remove the file.
-    text = None if removed and not added and not document else render(document)
+    # A config an install created, left empty by the uninstall (``gone``): remove the file.
+    text = None if gone and removed and not added and not document else render(document)
     change = ConfigChange(host, path, added, removed, dry_run=dry_run, text=text)
     if dry_run or not change.changed:
         return change
@@ -327,6 +396,7 @@ def _write(path: Path, text: str | None) -> Path | None:
     """Write ``text`` to ``path`` atomically (``None``: remove the file), keeping the previous
     file as a backup and its permissions; returns the backup's path (``None`` for a new file)."""
     backup: Path | None = None
+    path = Path(os.path.realpath(path))  # a linked config (dotfiles) is written where it lives
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = 0o600

@@ -238,11 +238,11 @@ class _PositionMovedError(Exception):
 class SQLiteView(SqlView):
     """The view in the journal's own SQLite file, on a connection of its own."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, timeout: float = 30) -> None:
         self._lock = threading.RLock()
         try:
             self._db = sqlite3.connect(
-                path, isolation_level=None, timeout=30, check_same_thread=False
+                path, isolation_level=None, timeout=timeout, check_same_thread=False
             )
             self._db.execute("PRAGMA journal_mode=WAL")
             # The view is rebuilt from the journal, and its rows and position commit together:

@@ -177,8 +177,11 @@ class DurableSQLiteFactory(SQLiteFactory):
         self.datastore = datastore
 
 
-def application_env(location: StoreLocation) -> dict[str, str]:
-    """The eventsourcing settings for ``location``."""
+def application_env(
+    location: StoreLocation, *, lock_timeout: float | None = None
+) -> dict[str, str]:
+    """The eventsourcing settings for ``location``; ``lock_timeout`` (seconds) bounds how long
+    a write waits for another process's lock."""
     env: dict[str, str] = {}
     if location.kind == "memory":
         env["PERSISTENCE_MODULE"] = "eventsourcing.popo"
@@ -186,7 +189,8 @@ def application_env(location: StoreLocation) -> dict[str, str]:
         assert location.path is not None
         env["PERSISTENCE_MODULE"] = f"{__name__}:DurableSQLiteFactory"
         env["SQLITE_DBNAME"] = str(location.path)
-        env["SQLITE_LOCK_TIMEOUT"] = str(SQLITE_LOCK_TIMEOUT)
+        # eventsourcing takes whole seconds here.
+        env["SQLITE_LOCK_TIMEOUT"] = str(max(1, round(lock_timeout or SQLITE_LOCK_TIMEOUT)))
     else:
         pg = location.postgres
         env["PERSISTENCE_MODULE"] = "eventsourcing.postgres"
@@ -196,7 +200,7 @@ def application_env(location: StoreLocation) -> dict[str, str]:
         env["POSTGRES_USER"] = pg["user"]
         env["POSTGRES_PASSWORD"] = pg.get("password", "")
         env["POSTGRES_CONNECT_TIMEOUT"] = "5"
-        env["POSTGRES_LOCK_TIMEOUT"] = "10"
+        env["POSTGRES_LOCK_TIMEOUT"] = str(max(1, round(lock_timeout or 10)))
         if "schema" in pg:
             env["POSTGRES_SCHEMA"] = pg["schema"]
     return env

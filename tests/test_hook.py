@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from click.testing import CliRunner
 from lineage_es import hook
 from lineage_es.cli import main
 from lineage_es.engine import Engine, open_engine
+from lineage_es.hook_config import TIMEOUT_SECONDS
 from lineage_es.hosts import base
 from lineage_es.hosts.base import MAX_PAYLOAD_BYTES
 from lineage_es.ingest import ingest
@@ -124,6 +126,27 @@ def test_a_store_that_cannot_open_is_logged(tmp_path: Path, data_home: Path) -> 
     (tmp_path / "file").write_text("")
     outcome = run("claude", START, f"sqlite:///{tmp_path / 'file' / 'journal.sqlite'}")
     assert outcome.error is not None and "cannot create the store" in log_text(data_home)
+
+
+def test_the_hook_waits_for_a_locked_store_less_than_a_host_waits_for_the_hook() -> None:
+    assert hook.LOCK_TIMEOUT < TIMEOUT_SECONDS
+
+
+def test_a_store_held_locked_by_another_process_is_logged_not_waited_for(
+    store: str, data_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open_engine(store):
+        pass  # the store exists, with its tables
+    monkeypatch.setattr(hook, "LOCK_TIMEOUT", 0.2)
+    holder = sqlite3.connect(store.removeprefix("sqlite:///"), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        outcome = run("claude", START, store)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert outcome.error is not None and "locked" in log_text(data_home)
+    assert outcome.stdout == hook.HOST_OUTPUT["claude"]
 
 
 def test_a_payload_past_the_adapters_bound_is_refused_with_the_bound_in_the_log(

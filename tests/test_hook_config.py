@@ -187,6 +187,40 @@ def test_uninstall_removes_a_config_that_install_created() -> None:
     assert not path.exists()
 
 
+@pytest.mark.parametrize(
+    ("host", "before"),
+    [
+        ("claude", {}),
+        ("claude", {"model": "opus", "hooks": {}}),
+        ("claude", {"hooks": {"Stop": []}}),
+        ("cursor", {"version": 1, "hooks": {}}),
+    ],
+)
+def test_uninstall_keeps_the_empty_containers_the_user_had(
+    host: str, before: dict[str, object]
+) -> None:
+    path = config_path(host)
+    write(path, before)
+    install(host)
+    uninstall(host)
+    assert read(path) == before
+
+
+def test_install_writes_a_linked_config_where_it_lives(home: Path) -> None:
+    target = home / "dotfiles" / "settings.json"
+    write(target, EXISTING["claude"])
+    link = config_path("claude")
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+    install("claude")
+    assert link.is_symlink() and "lineage_es.hook" in target.read_text()
+
+
+def test_a_relative_sqlite_store_is_written_into_the_command_as_an_absolute_path() -> None:
+    command = hook_command("claude", store="sqlite:///journal.sqlite")
+    assert f"--store sqlite:///{Path.cwd() / 'journal.sqlite'}" in command
+
+
 def test_uninstall_without_a_config_changes_nothing() -> None:
     assert not uninstall("claude").changed
 
