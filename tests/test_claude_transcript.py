@@ -199,17 +199,24 @@ def test_other_tool_use_is_acting(tmp_path: Path) -> None:
     assert observations(path)[1].facts == (Acted(SESSION),)
 
 
-def test_result_naming_the_agent_identifies_and_stops_the_child(tmp_path: Path) -> None:
+def test_result_naming_the_agent_identifies_it_at_its_call_and_stops_it(tmp_path: Path) -> None:
     outcome = {"status": "completed", "agentId": CHILD, "agentType": "Explore"}
+    done = result(3, "r1", "toolu_A", outcome)
     path = session_file(
         tmp_path,
         [
             prompt(1, "u1"),
             assistant(2, "a1", tool_use("toolu_A", description="scan", prompt="p")),
-            result(3, "r1", "toolu_A", outcome),
+            done,
         ],
     )
-    assert observations(path)[2].facts == (
+    # A child no file of its own speaks for started at its call (as ``lineage import``
+    # has it): observed when the result names it, at the call's time, under a key of its
+    # own and ahead of the row's own observation.
+    started, stopped = [r for r in read(path) if r.row == 3]
+    assert started.observation is not None and stopped.observation is not None
+    assert (started.own, stopped.own) == (False, True)
+    assert started.observation.facts == (
         ChildIdentified(
             parent=SESSION,
             child=CHILD,
@@ -218,11 +225,14 @@ def test_result_naming_the_agent_identifies_and_stops_the_child(tmp_path: Path) 
             agent_type="Explore",
             description="scan",
         ),
-        Stopped(conversation=CHILD),
     )
+    assert (started.observation.at, started.observation.requester) == (at(2), SESSION)
+    assert started.observation.key == f"{payload_key(done)}:start:{CHILD}"
+    assert stopped.observation.facts == (Stopped(conversation=CHILD),)
+    assert (stopped.observation.at, stopped.observation.key) == (at(3), payload_key(done))
 
 
-def test_background_launch_identifies_without_stopping(tmp_path: Path) -> None:
+def test_background_launch_identifies_at_its_call_without_stopping(tmp_path: Path) -> None:
     outcome = {"status": "async_launched", "isAsync": True, "agentId": CHILD}
     path = session_file(
         tmp_path,
@@ -232,7 +242,50 @@ def test_background_launch_identifies_without_stopping(tmp_path: Path) -> None:
             result(3, "r1", "toolu_A", outcome),
         ],
     )
-    assert [type(f) for f in observations(path)[2].facts] == [ChildIdentified]
+    started, own = [r.observation for r in read(path) if r.row == 3]
+    assert started is not None and own is not None
+    assert ([type(f) for f in started.facts], started.at) == ([ChildIdentified], at(2))
+    assert (own.facts, own.at) == ((Acted(SESSION),), at(3))
+
+
+def test_child_without_a_file_is_live_from_its_call_to_its_result(tmp_path: Path) -> None:
+    outcome = {"status": "completed", "agentId": CHILD, "agentType": "Explore"}
+    path = session_file(
+        tmp_path,
+        [
+            prompt(1, "u1"),
+            assistant(2, "a1", tool_use("toolu_A", prompt="p")),
+            prompt(5, "u2"),
+            result(9, "r1", "toolu_A", outcome),
+        ],
+    )
+    with open_engine("memory://") as engine:
+        for observation in observations(path):
+            engine.observe_observation(observation)
+        (child,) = [m for m in engine.family(SESSION) if m.conversation != SESSION]
+    assert (child.conversation, child.resolution) == (CHILD, "transcript")
+    assert datetime.fromisoformat(child.started_at) == at(2)
+    assert child.stopped_at is not None and datetime.fromisoformat(child.stopped_at) == at(9)
+
+
+def test_child_named_again_is_not_started_again(tmp_path: Path) -> None:
+    def progress(second: int, uuid: str) -> dict[str, Any]:
+        data = {"type": "agent_progress", "agentId": CHILD}
+        return row("progress", second, uuid, data=data, parentToolUseID="toolu_A")
+
+    outcome = {"status": "completed", "agentId": CHILD}
+    rows = [
+        prompt(1, "u1"),
+        assistant(2, "a1", tool_use("toolu_A", prompt="p")),
+        progress(3, "p1"),
+        result(6, "r1", "toolu_A", outcome),
+    ]
+    path = session_file(tmp_path, rows)
+    starts = [r for r in read(path) if r.observation and r.observation.key.endswith(CHILD)]
+    assert [(r.row, r.observation.at) for r in starts if r.observation] == [(3, at(2))]
+    assert observations(path)[-1].facts[0] == ChildIdentified(
+        parent=SESSION, child=CHILD, resolution="transcript", spawn_key="toolu_A"
+    )
 
 
 def test_result_of_another_tool_identifies_no_child(tmp_path: Path) -> None:
@@ -312,6 +365,9 @@ def test_progress_rows_identify_the_child_once(tmp_path: Path) -> None:
             agent_type="Plan",
         )
     ]
+    # It started at its call (2.1.38's agent files were not published beside it).
+    (identified,) = [o for o in observations(path) if ChildIdentified in map(type, o.facts)]
+    assert identified.at == at(2)
 
 
 # -- sessions ---------------------------------------------------------------------------------
@@ -397,6 +453,22 @@ def subagents(tmp_path: Path) -> Path:
     return tmp_path / SESSION / "subagents"
 
 
+def placed(child: str = CHILD, key: str | None = "toolu_A") -> ChildIdentified:
+    """An agent file's start placed by the transcripts under the root (its first prompt
+    repeats the one open call's, ``toolu_A``'s in :func:`spawn_session`)."""
+    return ChildIdentified(parent=SESSION, child=child, resolution="transcript", spawn_key=key)
+
+
+def starts(path: Path) -> list[Fact]:
+    """The starts agent files observe (their own first rows')."""
+    return [
+        f
+        for o in observations(path)
+        for f in o.facts
+        if isinstance(f, ChildStarted | ChildIdentified) and f.child == o.requester
+    ]
+
+
 def spawn_session(tmp_path: Path) -> Path:
     return session_file(
         tmp_path,
@@ -426,7 +498,7 @@ def test_agent_file_starts_and_stops_its_agent(tmp_path: Path) -> None:
     write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3, 4, 5))
     child = [o for o in observations(spawn_session(tmp_path)) if o.requester == CHILD]
     assert [o.facts for o in child] == [
-        (ChildStarted(child=CHILD),),
+        (placed(),),
         (Stopped(conversation=CHILD),),
     ]
     assert {o.root for o in child} == {SESSION}
@@ -443,7 +515,7 @@ def test_agent_writing_after_its_stop_acts_again(tmp_path: Path) -> None:
     write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3, 10, 11))
     child = [o for o in observations(spawn_session(tmp_path)) if o.requester == CHILD]
     assert [o.facts for o in child] == [
-        (ChildStarted(child=CHILD),),
+        (placed(),),
         (Acted(CHILD),),  # after the result at 9 said it completed
         (Stopped(conversation=CHILD),),
     ]
@@ -516,13 +588,123 @@ def test_meta_sidecar_names_a_deeper_parent(tmp_path: Path) -> None:
     assert (started.parent, started.spawn_key, started.depth) == (AGENT, "toolu_B", 2)
 
 
-def test_meta_sidecar_with_only_the_spawn_key_leaves_the_parent_to_it(tmp_path: Path) -> None:
+def test_meta_sidecar_with_only_a_seen_spawn_key_places_it_under_that_calls_maker(
+    tmp_path: Path,
+) -> None:
     write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
     meta = {"toolUseId": "toolu_A"}
     (subagents(tmp_path) / f"agent-{CHILD}.meta.json").write_text(orjson.dumps(meta).decode())
-    assert facts_of(spawn_session(tmp_path), ChildStarted) == [
-        ChildStarted(child=CHILD, spawn_key="toolu_A")
-    ]
+    assert starts(spawn_session(tmp_path)) == [placed()]
+
+
+def test_meta_sidecar_with_only_an_unseen_spawn_key_leaves_the_parent_to_it(
+    tmp_path: Path,
+) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
+    meta = {"toolUseId": "toolu_Z"}
+    (subagents(tmp_path) / f"agent-{CHILD}.meta.json").write_text(orjson.dumps(meta).decode())
+    path = session_file(tmp_path, [prompt(1, "u1"), prompt(6, "u2")])
+    assert starts(path) == [ChildStarted(child=CHILD, spawn_key="toolu_Z")]
+
+
+# -- placing agent files by what the transcripts state -----------------------------------------
+
+AAA = "a0000000000000aaa"
+BBB = "a0000000000000bbb"
+
+
+def agent_file(
+    tmp_path: Path, agent: str, text: str, *seconds: int, version: str | None = None
+) -> Path:
+    """An agent file whose first row's prompt is ``text``."""
+    rows = agent_rows(agent, *seconds)
+    rows[0]["message"] = {"role": "user", "content": text}
+    for item in rows if version is not None else ():
+        item["version"] = version
+    return write(subagents(tmp_path) / f"agent-{agent}.jsonl", rows)
+
+
+def two_calls(tmp_path: Path, prompts: tuple[str, str] = ("prompt A", "prompt B")) -> Path:
+    """Two ``Agent`` calls of different types, answered after their agents' files end."""
+    return session_file(
+        tmp_path,
+        [
+            prompt(1, "u1"),
+            assistant(
+                7, "a1", tool_use("toolu_A", subagent_type="code-reviewer", prompt=prompts[0])
+            ),
+            assistant(8, "a2", tool_use("toolu_B", subagent_type="Explore", prompt=prompts[1])),
+            result(55, "r1", "toolu_A", {"status": "completed", "agentId": AAA}),
+            result(58, "r2", "toolu_B", {"status": "completed", "agentId": BBB}),
+        ],
+    )
+
+
+def test_agent_files_are_placed_under_the_calls_their_first_prompts_repeat(
+    tmp_path: Path,
+) -> None:
+    agent_file(tmp_path, AAA, "prompt A", 10, 50)
+    agent_file(tmp_path, BBB, "prompt B", 11, 56)
+    assert starts(two_calls(tmp_path)) == [placed(AAA, "toolu_A"), placed(BBB, "toolu_B")]
+
+
+def test_parallel_agent_files_keep_their_own_calls_agent_types(tmp_path: Path) -> None:
+    agent_file(tmp_path, AAA, "prompt A", 10, 50)
+    agent_file(tmp_path, BBB, "prompt B", 11, 56)
+    with open_engine("memory://") as engine:
+        for observation in observations(two_calls(tmp_path)):
+            engine.observe_observation(observation)
+        family = {m.conversation: m for m in engine.family(SESSION)}
+    types = {c: m.subagent.type if m.subagent else None for c, m in family.items() if c != SESSION}
+    assert types == {AAA: "code-reviewer", BBB: "Explore"}
+    assert {family[AAA].resolution, family[BBB].resolution} == {"transcript"}
+
+
+def test_a_sidecars_spawn_key_wins_over_the_prompt(tmp_path: Path) -> None:
+    agent_file(tmp_path, AAA, "prompt B", 10, 50)
+    meta = {"toolUseId": "toolu_A"}
+    (subagents(tmp_path) / f"agent-{AAA}.meta.json").write_text(orjson.dumps(meta).decode())
+    agent_file(tmp_path, BBB, "prompt B", 11, 56)
+    assert starts(two_calls(tmp_path)) == [placed(AAA, "toolu_A"), placed(BBB, "toolu_B")]
+
+
+def test_a_prompt_two_open_calls_share_leaves_the_agent_to_ordering(tmp_path: Path) -> None:
+    agent_file(tmp_path, AAA, "same", 10, 50)
+    assert starts(two_calls(tmp_path, ("same", "same"))) == [ChildStarted(child=AAA)]
+
+
+def test_a_call_another_agent_claimed_is_not_matched_again(tmp_path: Path) -> None:
+    agent_file(tmp_path, AAA, "prompt A", 10, 50)
+    agent_file(tmp_path, BBB, "prompt A", 11, 56)
+    assert starts(two_calls(tmp_path)) == [placed(AAA, "toolu_A"), ChildStarted(child=BBB)]
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("2.1.143", placed(AAA, None)),  # no nesting yet: its session is its parent
+        ("2.1.172", ChildStarted(child=AAA)),  # any agent's child: left to ordering
+    ],
+)
+def test_an_agent_matching_no_call_is_placed_by_its_version(
+    tmp_path: Path, version: str, expected: Fact
+) -> None:
+    agent_file(tmp_path, AAA, "something else", 10, 50, version=version)
+    assert starts(two_calls(tmp_path)) == [expected]
+
+
+def test_an_agent_a_result_named_before_its_first_row_is_placed_there(tmp_path: Path) -> None:
+    agent_file(tmp_path, AAA, "something else", 10, 50)
+    launched = {"status": "async_launched", "isAsync": True, "agentId": AAA}
+    path = session_file(
+        tmp_path,
+        [
+            prompt(1, "u1"),
+            assistant(7, "a1", tool_use("toolu_A", prompt="prompt A")),
+            result(9, "r1", "toolu_A", launched),
+        ],
+    )
+    assert starts(path) == [placed(AAA, "toolu_A")]
 
 
 def test_broken_meta_sidecar_is_refused_by_path(tmp_path: Path) -> None:
@@ -534,7 +716,7 @@ def test_broken_meta_sidecar_is_refused_by_path(tmp_path: Path) -> None:
 
 def test_flat_layout_agent_file_of_this_session_is_read(tmp_path: Path) -> None:
     write(tmp_path / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
-    assert facts_of(spawn_session(tmp_path), ChildStarted) == [ChildStarted(child=CHILD)]
+    assert starts(spawn_session(tmp_path)) == [placed()]
 
 
 def test_flat_layout_agent_file_of_another_session_is_not(tmp_path: Path) -> None:
@@ -549,7 +731,7 @@ def test_a_renamed_transcript_finds_its_subagents_by_the_session_id_of_its_rows(
     write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
     renamed = tmp_path / "transcript.jsonl"
     spawn_session(tmp_path).rename(renamed)
-    assert facts_of(renamed, ChildStarted) == [ChildStarted(child=CHILD)]
+    assert starts(renamed) == [placed()]
 
 
 def test_the_folder_named_like_the_file_wins_over_the_session_id(tmp_path: Path) -> None:
@@ -557,7 +739,7 @@ def test_the_folder_named_like_the_file_wins_over_the_session_id(tmp_path: Path)
     write(tmp_path / "copy" / "subagents" / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3))
     renamed = tmp_path / "copy.jsonl"
     spawn_session(tmp_path).rename(renamed)
-    assert facts_of(renamed, ChildStarted) == [ChildStarted(child=CHILD)]
+    assert starts(renamed) == [placed()]
 
 
 def test_a_session_id_naming_a_path_leads_to_no_other_folder(tmp_path: Path) -> None:
@@ -679,16 +861,40 @@ def test_parallel_case_spawns_and_identifies_its_three_agent_files(corpus: Path)
     spawns = facts_of(path, SpawnRequested)
     identified = facts_of(path, ChildIdentified)
     assert len(agents) == 3
-    assert len(spawns) == 3 and len(identified) == 3
+    # Each agent file's first prompt repeats its call's: placed there at its first row, and
+    # the result names the same call.
+    assert len(spawns) == 3 and len(identified) == 6
     assert {f.child for f in identified} == agents
     assert {f.spawn_key for f in identified} == {f.spawn_key for f in spawns}
+    keys: dict[str, set[str | None]] = {}
+    for f in identified:
+        keys.setdefault(f.child, set()).add(f.spawn_key)
+    assert all(len(k) == 1 for k in keys.values())
 
 
 def test_parallel_case_agents_start_after_their_spawn_rows(corpus: Path) -> None:
     path = case(corpus, "irrlicht_subagent-spawn-parallel")
-    starts = [(r.row, f.child) for r in read(path) if r.observation for f in r.observation.facts
-              if isinstance(f, ChildStarted)]  # fmt: skip
-    assert starts == [(8, "a31559a022d9a2cb6"), (9, "a5435e8f32c1127d1"), (10, "a8662875f7da1388c")]
+    begun = [(r.row, f.child) for r in read(path) if r.observation for f in r.observation.facts
+             if isinstance(f, ChildStarted | ChildIdentified)
+             and f.child == r.observation.requester]  # fmt: skip
+    assert begun == [(8, "a31559a022d9a2cb6"), (9, "a5435e8f32c1127d1"), (10, "a8662875f7da1388c")]
+
+
+def test_foreground_case_child_starts_at_its_call(corpus: Path) -> None:
+    path = case(corpus, "irrlicht_3-1")
+    (start,) = [r for r in read(path) if r.observation and not r.own]
+    assert start.observation is not None and start.row == 10
+    assert start.observation.at == datetime(2026, 5, 17, 22, 29, 24, 868000, tzinfo=UTC)
+    assert start.observation.facts == (
+        ChildIdentified(
+            parent="2bbb4a67-aabb-4d52-a003-2d5360d2e3ed",
+            child="a9357a216a6d5b5ea",
+            resolution="transcript",
+            spawn_key="toolu_01VbiyLfvurYiPofiCQ2Cqkt",
+            agent_type="general-purpose",
+            description="Read README first heading",
+        ),
+    )
 
 
 def test_resume_case_dedupes_its_repeated_lines(corpus: Path) -> None:
@@ -777,3 +983,55 @@ def test_lone_agent_file_with_meta_is_identified_under_its_root(corpus: Path) ->
         ),
     )
     assert observations(path)[-1].facts[-1] == Stopped(conversation="a1b2c3d4e5f60718a")
+
+
+# -- agreeing with ``lineage import`` -----------------------------------------------------------
+
+
+def nodes(engine: Any, roots: Iterable[str]) -> dict[str, tuple[Any, ...]]:
+    """Every node of ``roots``' families: parent, depth, resolution, agent type, start and (for
+    a child) stop. A root's stop is left out: an import stops it at its file's last row, an
+    ingest leaves it live."""
+    found: dict[str, tuple[Any, ...]] = {}
+    for root in roots:
+        for m in engine.family(root):
+            kind = m.subagent.type if m.subagent else None
+            stop = m.stopped_at if m.depth else None
+            found[m.conversation] = (m.parent, m.depth, m.resolution, kind, m.started_at, stop)
+    return found
+
+
+def assert_ingest_agrees_with_import(folder: Path, mains: list[Path]) -> None:
+    from lineage_es.importers import import_claude
+
+    with open_engine("memory://") as imported, open_engine("memory://") as ingested:
+        import_claude(imported, folder)
+        roots: set[str] = set()
+        for main in mains:
+            for observation in observations(main):
+                ingested.observe_observation(observation)
+                roots.update(f.conversation for f in observation.facts if isinstance(f, RootSeen))
+        assert nodes(ingested, roots) == nodes(imported, roots)
+
+
+def test_ingest_places_and_times_children_as_import_does(tmp_path: Path) -> None:
+    agent_file(tmp_path, AAA, "prompt A", 10, 50)
+    agent_file(tmp_path, BBB, "prompt B", 11, 56)
+    main = two_calls(tmp_path)
+    assert_ingest_agrees_with_import(tmp_path, [main])
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "irrlicht_3-1",
+        "irrlicht_3-2",
+        "irrlicht_subagent-spawn-parallel",
+        "spotter_task-agent-progress",
+        "spotter_explore-and-acompact",
+        "agentlogs_inline-sidechain",
+    ],
+)
+def test_ingest_of_a_corpus_case_agrees_with_import(corpus: Path, prefix: str) -> None:
+    path = case(corpus, prefix)
+    assert_ingest_agrees_with_import(path.parent, [path])

@@ -5,6 +5,11 @@ in ``<sessionId>/subagents/`` (2.1.2 on, with optional ``.meta.json`` sidecars) 
 session file (~2.0.24 to 2.1.1). Observations from agent files are merged in by time and
 numbered with the main-file row after which they happened, so a replay checks them after it.
 
+Children are placed and timed as ``lineage import`` places and times them, by what the rows
+read so far state: an agent file's agent at its first row, under its sidecar's call, else the
+one open call its first prompt repeats (:mod:`.claude_agents`); a child no file of its own
+speaks for at its call, observed when its result (or a progress row) names it.
+
 Reading streams: each file is read a line at a time, and an agent file is opened only when the
 merge reaches its first row, so a session with hundreds of subagents keeps few files open.
 """
@@ -38,6 +43,7 @@ from lineage_es.facts import (
 )
 from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.claude import HOST, SPAWN_TOOLS, is_internal_agent
+from lineage_es.hosts.claude_agents import nests, place_agent, prompt_digest
 from lineage_es.hosts.transcript import TranscriptRow
 from lineage_es.lines import MAX_LINE_BYTES, json_rows
 
@@ -135,7 +141,11 @@ def _observation(
     facts: list[Fact],
     at: datetime | None,
     where: tuple[Path, int],
+    *,
+    suffix: str = "",
 ) -> Observation:
+    """The row's observation; with ``suffix``, one made apart from the row's own (under a
+    key of its own), as ``lineage import`` makes it."""
     try:
         key = payload_key(row)
     except PayloadError as exc:
@@ -143,7 +153,7 @@ def _observation(
     return Observation(
         host=HOST,
         requester=requester,
-        key=key,
+        key=f"{key}:{suffix}" if suffix else key,
         facts=tuple(facts),
         root=root,
         workspace=(),  # roots are scoped by workspace for Cursor only
@@ -322,6 +332,126 @@ def _notified_stops(row: Mapping[str, Any]) -> list[Fact]:
     return stops
 
 
+# -- what a session's files have shown so far, to place its children by ------------------------
+
+
+class _Call(NamedTuple):
+    """A spawn call: who made it, when, and its prompt's digest (an agent's first prompt
+    repeats it)."""
+
+    parent: str
+    at: datetime | None
+    prompt: bytes | None
+
+
+@dataclass
+class _Session:
+    """What the rows read so far say about one session's spawn calls and children, across
+    its main file and agent files, to place children by the same evidence as ``lineage
+    import`` (which has every row of the session read when it places them).
+
+    Calls are kept for the whole session (unlike :class:`_Meaning`'s, which go at their
+    result): an agent's first prompt may repeat any call no other child claimed.
+    """
+
+    meaning: _Meaning
+    #: The agents with a file of their own in this session.
+    agent_ids: frozenset[str] = frozenset()
+    calls: dict[str, _Call] = field(default_factory=dict)
+    #: The child each spawn key named.
+    spawned: dict[str, str] = field(default_factory=dict)
+    #: The parent and spawn key a row first gave each child (a result, a progress row).
+    identified: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+
+    def note(self, facts: list[Fact], at: datetime | None) -> None:
+        """Remember what ``facts``, observed at ``at``, say about calls and children."""
+        self.meaning.note(facts)
+        for fact in facts:
+            if isinstance(fact, SpawnRequested):
+                if fact.spawn_key not in self.calls:
+                    use = self.meaning.tool_uses.get(fact.spawn_key)
+                    prompt = use.prompt if use is not None else None
+                    self.calls[fact.spawn_key] = _Call(fact.parent, at, prompt)
+            elif isinstance(fact, ChildIdentified | ChildStarted) and fact.child is not None:
+                if fact.spawn_key is not None:
+                    self.spawned[fact.spawn_key] = fact.child
+                if isinstance(fact, ChildIdentified):
+                    self.identified.setdefault(fact.child, (fact.parent, fact.spawn_key))
+
+    def started_at_calls(
+        self, facts: list[Fact], at: datetime | None
+    ) -> tuple[list[ChildIdentified], list[Fact]]:
+        """``facts`` naming, for the first time, a child that has no file of its own (known
+        only from its call's result or a progress row), which started at its call, earlier;
+        and the rest of ``facts``."""
+        early: list[ChildIdentified] = []
+        rest: list[Fact] = []
+        for fact in facts:
+            call = (
+                self.calls.get(fact.spawn_key)
+                if isinstance(fact, ChildIdentified) and fact.spawn_key is not None
+                else None
+            )
+            if (
+                isinstance(fact, ChildIdentified)
+                and call is not None
+                and call.at is not None
+                and at is not None
+                and call.at < at
+                and fact.child not in self.agent_ids
+                and fact.child not in self.identified
+            ):
+                early.append(fact)
+            else:
+                rest.append(fact)
+        return early, rest
+
+    def observe(
+        self,
+        row: dict[str, Any],
+        requester: str,
+        root: str | None,
+        facts: list[Fact],
+        at: datetime | None,
+        where: tuple[Path, int],
+        *,
+        otherwise: Fact | None = None,
+    ) -> list[Observation]:
+        """The row's observations: first the start of each child it names that started at
+        its call (observed at the call's time, under a key of its own, as ``lineage import``
+        observes it), then the row's other facts (``otherwise`` when there are none, or
+        nothing). ``facts`` are noted."""
+        early, rest = self.started_at_calls(facts, at)
+        if not rest and otherwise is not None:
+            rest = [otherwise]
+        made: list[Observation] = []
+        for fact in early:
+            when = self.calls[fact.spawn_key or ""].at
+            self.note([fact], when)
+            suffix = f"start:{fact.child}"
+            made.append(_observation(row, requester, root, [fact], when, where, suffix=suffix))
+        if rest or not early:
+            self.note(rest, at)
+            made.append(_observation(row, requester, root, rest, at, where))
+        return made
+
+    def place(self, start: Fact, row: Mapping[str, Any], root: str | None) -> Fact:
+        """An agent's start from its first ``row``, placed where the transcripts place it
+        when its sidecar did not (:func:`~lineage_es.hosts.claude_agents.place_agent`)."""
+        if not isinstance(start, ChildStarted) or start.child is None:
+            return start
+        placed = place_agent(
+            start,
+            named=self.identified.get(start.child),
+            calls=self.calls,
+            spawned=self.spawned,
+            prompt=prompt_digest(row),
+            nesting=nests(row.get("version")),
+            root=root,
+        )
+        return placed or start
+
+
 # -- the main file ------------------------------------------------------------------------------
 
 
@@ -330,7 +460,7 @@ class _MainFile:
     """Rows of the session file: the session's own activity, and where one session ends."""
 
     path: Path
-    meaning: _Meaning
+    state: _Session
     #: The time of a row that carries none: the latest one before it (or the file's first).
     at: datetime | None
     session: str | None = None
@@ -338,7 +468,8 @@ class _MainFile:
 
     def observe(self, number: int, row: dict[str, Any] | None) -> list[Observation | None]:
         """The row's observation, preceded by the end of the previous session when the
-        session changes (``/clear`` recordings hold two sessions in one file)."""
+        session changes (``/clear`` recordings hold two sessions in one file), and by the
+        start of a child it names that started at its call (:meth:`_Session.observe`)."""
         if row is None:
             return [None]
         uuid = _str(row, "uuid")
@@ -360,16 +491,20 @@ class _MainFile:
             before.append(_observation(row, self.session, self.session, ended, self.at, where))
             facts.append(RootSeen(session, source="clear"))
         self.session = session
+        meaning = self.state.meaning
         if row.get("isSidechain") is True and _str(row, "agentId") is None:
             # 2.0.x inline subagent rows: not the root's doing, and the child has no id.
-            facts.extend(self.meaning.inline_child(row, session))
+            facts.extend(meaning.inline_child(row, session))
             if not facts:
                 return [*before, None]
         else:
-            facts.extend(self.meaning.facts(row, session))
-        facts = facts or [Acted(session)]
-        self.meaning.note(facts)
-        return [*before, _observation(row, session, session, facts, self.at, where)]
+            facts.extend(meaning.facts(row, session))
+        # A row that says nothing else (or only names children that started at their
+        # calls) is the session acting.
+        made = self.state.observe(
+            row, session, session, facts, self.at, where, otherwise=Acted(session)
+        )
+        return [*before, *made]
 
 
 # -- agent files ----------------------------------------------------------------------------------
@@ -427,28 +562,24 @@ class _AgentFile:
         if held is not None:
             yield _AgentRow(*held, first=first, last=True)
 
-    def observe(self, item: _AgentRow, meaning: _Meaning) -> Observation | None:
-        """The row's observation; ``None`` for a row of a running agent that says nothing
+    def observe(self, item: _AgentRow, state: _Session) -> list[Observation]:
+        """The row's observations; none for a row of a running agent that says nothing
         more than that it is still running."""
         row = item.row
         agent = _str(row, "agentId") or self.agent
         session = _str(row, "sessionId") or self.session
-        facts = meaning.facts(row, agent)
+        facts = state.meaning.facts(row, agent)
         if item.first:
-            facts.insert(0, self._start(agent, session))
-        elif facts or agent in meaning.stopped:
+            facts.insert(0, state.place(agent_start(self.meta, agent, session), row, session))
+        elif facts or agent in state.meaning.stopped:
             # Acting first places an unknown spawner, or resumes a stopped agent.
             facts.insert(0, Acted(agent))
         if item.last:
             facts.append(Stopped(conversation=agent))
         if not facts:
-            return None
-        meaning.note(facts)
+            return []
         at = parse_time(row.get("timestamp")) or item.key
-        return _observation(row, agent, session, facts, at, (self.path, item.number))
-
-    def _start(self, agent: str, session: str | None) -> Fact:
-        return agent_start(self.meta, agent, session)
+        return state.observe(row, agent, session, facts, at, (self.path, item.number))
 
 
 def agent_start(meta: Mapping[str, Any], agent: str, session: str | None) -> Fact:
@@ -552,8 +683,8 @@ def _session_agents(path: Path, session: str | None) -> list[_AgentFile]:
 class _Merge:
     """Agent-file rows in time order, each file opened when the merge reaches it."""
 
-    def __init__(self, agents: list[_AgentFile], meaning: _Meaning) -> None:
-        self._meaning = meaning
+    def __init__(self, agents: list[_AgentFile], state: _Session) -> None:
+        self._state = state
         self._order = itertools.count()
         self._heap: list[tuple[datetime, int, int, _AgentFile, _AgentRow | None]] = [
             (agent.start or _EARLIEST, index, next(self._order), agent, None)
@@ -565,9 +696,8 @@ class _Merge:
         """Observations of rows earlier than ``limit`` (all of them when ``None``)."""
         while self._heap and (limit is None or self._heap[0][0] < limit):
             _, index, _, agent, item = heapq.heappop(self._heap)
-            observation = agent.observe(item, self._meaning) if item is not None else None
-            if observation is not None:
-                yield observation
+            if item is not None:
+                yield from agent.observe(item, self._state)
             following = agent.next_row()
             if following is not None:
                 entry = (following.key, index, next(self._order), agent, following)
@@ -579,9 +709,10 @@ class _Merge:
 
 def _session_rows(path: Path) -> Iterator[TranscriptRow]:
     head = _head(path)
-    meaning = _Meaning()
-    main = _MainFile(path, meaning, head.time)
-    merge = _Merge(_session_agents(path, head.session), meaning)
+    agents = _session_agents(path, head.session)
+    state = _Session(_Meaning(), frozenset(a.agent for a in agents))
+    main = _MainFile(path, state, head.time)
+    merge = _Merge(agents, state)
     last = 0
     for number, row in _lines(path):
         time = parse_time(row.get("timestamp")) if row is not None else None
@@ -604,12 +735,14 @@ def _lone_agent_rows(path: Path, agent: str) -> Iterator[TranscriptRow]:
         for number, _ in _lines(path):
             yield TranscriptRow(number, None)
         return
-    meaning = _Meaning()
+    state = _Session(_Meaning(), frozenset({found.agent}))
     done = 0
     while (item := found.next_row()) is not None:
         for number in range(done + 1, item.number):
             yield TranscriptRow(number, None)
-        yield TranscriptRow(item.number, found.observe(item, meaning))
+        observations: list[Observation | None] = [*found.observe(item, state)] or [None]
+        for index, observation in enumerate(observations):
+            yield TranscriptRow(item.number, observation, own=index == len(observations) - 1)
         done = item.number
     for number in range(done + 1, found.lines + 1):
         yield TranscriptRow(number, None)
