@@ -187,6 +187,8 @@ class RootLineage(Aggregate):
             known = self.conversation in aggregate.nodes
             node = _node(aggregate, self.conversation if known else None, self.conversation)
             node["status"] = LIVE
+            for kept in ("stopped", "provisional", "cascade"):
+                node.pop(kept, None)
             aggregate.lifetime += 1
 
     class SpawnRequested(Event):
@@ -203,6 +205,7 @@ class RootLineage(Aggregate):
                 "claimed": None,
                 "seq": aggregate.spawn_seq,
                 "agent_type": self.agent_type,
+                "description": self.description,
             }
 
     class ChildPlaced(Event):
@@ -295,12 +298,78 @@ class RootLineage(Aggregate):
             aggregate.pending[self.spawn_key] = node
             _claim(aggregate, self.spawn_key, "")
 
+    class SubtreeMoved(Event):
+        """A child bound here by order proved a root of its own (``to``): the nodes placed
+        under it by facts naming their parent leave this root with it (its own root adopts
+        them, :class:`ChildAdopted`), with the spawn requests they and it made. Only its own
+        place here was a guess (:meth:`RootLineage.move_subtree`)."""
+
+        TOPIC = "lineage:RootLineage.SubtreeMoved"
+        to: str
+        conversations: list[str]
+        spawn_keys: list[str]
+        spawns: list[str]
+
+        def change(self, aggregate: Any) -> None:
+            for conversation in self.conversations:
+                aggregate.nodes.pop(conversation, None)
+                aggregate.stated.pop(conversation, None)
+            for spawn_key in self.spawn_keys:
+                aggregate.pending.pop(spawn_key, None)
+            for spawn_key in self.spawns:
+                aggregate.spawns.pop(spawn_key, None)
+
+    class ChildAdopted(Event):
+        """A node that left root ``origin`` with this root's conversation (:class:`SubtreeMoved`)
+        joins this root as it stood there: ``node`` is its state (parent, depth below this
+        root, status, spawn, resolution, ...); the rest is what the tree view showed of it.
+        Named by its conversation, or by its spawn key while pending."""
+
+        TOPIC = "lineage:RootLineage.ChildAdopted"
+        conversation: str | None
+        spawn_key: str | None
+        origin: str
+        node: dict[str, Any]
+        agent_type: str | None
+        subagent_id: str | None
+        description: str | None
+        name: str | None
+        started_at: str
+        stopped_at: str | None
+
+        def change(self, aggregate: Any) -> None:
+            node = dict(self.node)
+            if self.conversation is None:
+                aggregate.pending[self.spawn_key] = node
+            else:
+                aggregate.nodes[self.conversation] = node
+            _claim(aggregate, self.spawn_key, self.conversation or "")
+
     class EdgeConfirmed(Event):
+        """A fact confirmed a child's edge: a stronger resolution, or another spawn of the
+        same parent (``spawn_key``, giving back ``released``).
+
+        Version 2 adds what a child confirmed under another spawn is (``retyped``): that
+        spawn's ``agent_type`` and ``description``, or those the fact itself stated. Version-1
+        events kept the child's type and description as they were.
+        """
+
         TOPIC = "lineage:RootLineage.EdgeConfirmed"
+        class_version = 2
         conversation: str
         spawn_key: str | None
         resolution: str
         released: str | None
+        agent_type: str | None = None
+        description: str | None = None
+        retyped: bool = False
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """A version-1 event left the child's type and description as they were."""
+            state.setdefault("agent_type", None)
+            state.setdefault("description", None)
+            state.setdefault("retyped", False)
 
         def change(self, aggregate: Any) -> None:
             node = aggregate.nodes[self.conversation]
@@ -312,9 +381,14 @@ class RootLineage(Aggregate):
             aggregate.stated.pop(self.conversation, None)  # newer evidence for its edge
 
     class EdgeCorrected(Event):
-        """A later fact contradicted a placement; ``depths`` re-places the moved subtree."""
+        """A later fact contradicted a placement; ``depths`` re-places the moved subtree.
+
+        Version 2 adds, as :class:`EdgeConfirmed` does, what a child corrected under another
+        spawn is (``retyped``: ``agent_type``, ``description``). Version-1 events kept them.
+        """
 
         TOPIC = "lineage:RootLineage.EdgeCorrected"
+        class_version = 2
         conversation: str
         parent: str | None
         previous: str | None
@@ -322,6 +396,16 @@ class RootLineage(Aggregate):
         released: str | None
         resolution: str
         depths: dict[str, int]
+        agent_type: str | None = None
+        description: str | None = None
+        retyped: bool = False
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """A version-1 event left the child's type and description as they were."""
+            state.setdefault("agent_type", None)
+            state.setdefault("description", None)
+            state.setdefault("retyped", False)
 
         def change(self, aggregate: Any) -> None:
             node = aggregate.nodes[self.conversation]
@@ -378,12 +462,35 @@ class RootLineage(Aggregate):
                 }
 
     class Stopped(Event):
+        """A node stopped. The node keeps when (``stopped``) and whether the stop was
+        ``provisional`` (:attr:`lineage_es.facts.Stopped.provisional`): a fact dated before
+        the stop does not resume it, and a provisional stop is taken back from its own time
+        by a later fact showing the node went on. Nodes stopped before this was kept (old
+        snapshots) have neither: they resume as they did.
+
+        Version 2 adds ``provisional`` and ``cascade`` (the node stopped with its root's
+        session, :meth:`RootLineage.end_session`); version-1 events were neither.
+        """
+
         TOPIC = "lineage:RootLineage.Stopped"
+        class_version = 2
         conversation: str | None
         spawn_key: str | None
+        provisional: bool = False
+        cascade: bool = False
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """A version-1 stop was a stop for good, whatever stopped it."""
+            state.setdefault("provisional", False)
+            state.setdefault("cascade", False)
 
         def change(self, aggregate: Any) -> None:
-            _node(aggregate, self.conversation, self.spawn_key)["status"] = STOPPED
+            node = _node(aggregate, self.conversation, self.spawn_key)
+            node["status"] = STOPPED
+            node["stopped"] = _stamp(self.timestamp)
+            node["provisional"] = self.provisional
+            node["cascade"] = self.cascade
             aggregate.lifetime += 1
 
     class Renamed(Event):
@@ -517,10 +624,19 @@ class RootLineage(Aggregate):
     def resume(self, conversation: str, *, at: datetime, fact: str) -> None:
         """Resume a stopped node, found as :meth:`stop` finds it: a pending child by its
         spawn key (an import that read a file to where it then ended stopped it there, and
-        takes it on when the file goes on)."""
+        takes it on when the file goes on). A fact dated before the stop (read late) resumes
+        nothing; one at the stop's own time or after does, from the stop itself when that
+        was provisional (the node went on: no gap)."""
         found = self._find(conversation, None)
-        if found is not None and found[2]["status"] == STOPPED:
-            self._trigger(self.Resumed, at, fact, conversation=conversation)
+        if found is None or found[2]["status"] != STOPPED:
+            return
+        node = found[2]
+        stopped: str | None = node.get("stopped")  # unknown in nodes of old snapshots
+        if stopped is not None and _stamp(at) < stopped:
+            return  # a fact from before the stop, read late: it shows nothing went on after
+        if stopped is not None and node.get("provisional"):
+            at = datetime.fromisoformat(stopped)  # it went on from where the record ended
+        self._trigger(self.Resumed, at, fact, conversation=conversation)
 
     def learn_workspace(self, workspace: tuple[str, ...], *, at: datetime, fact: str) -> None:
         """A payload of the root itself names its workspace: learnt when it was unknown (the
@@ -674,10 +790,101 @@ class RootLineage(Aggregate):
             description=None,
         )
 
+    def move_subtree(self, child: str, *, at: datetime, fact: str) -> dict[str, list[Any]]:
+        """``child``, bound here by order, proved to be a root of its own (:meth:`undo_binding`
+        follows): the nodes placed under it by facts naming their parent (a start naming it,
+        a child bound by order to such a start's spawn with it) leave this root for its own
+        (:meth:`adopt`), with the spawn requests they and ``child`` made. Only ``child``'s
+        place here was the guess. Returns what leaves, as it stood: ``nodes`` (parents first,
+        each as ``conversation``, ``spawn_key``, ``node``: its state, depth counted below
+        ``child``) and ``spawns`` (each request's ``spawn_key``, ``parent``, ``agent_type``,
+        ``description``, oldest first)."""
+        leaving: dict[str, list[Any]] = {"nodes": [], "spawns": []}
+        top = self.nodes.get(child)
+        if top is None or child == self.conversation or top["status"] == DELETED:
+            return leaving
+        children = self._children()
+        parents = [child]
+        for parent in parents:  # grows as it goes: breadth first, parents before children
+            for conversation, key in children.get(parent, []):
+                found = self._find(conversation, key)
+                assert found is not None
+                node = found[2]
+                if node["status"] == DELETED or node["parent"] != parent:
+                    continue
+                if node["resolution"] == "inferred" and node["spawn"] is None:
+                    continue  # placed here by order alone: revoked with the binding
+                if conversation is not None:
+                    if conversation in parents:
+                        continue
+                    parents.append(conversation)
+                moved = dict(node, depth=node["depth"] - top["depth"])
+                leaving["nodes"].append(
+                    {"conversation": conversation, "spawn_key": node["spawn"], "node": moved}
+                )
+        members = set(parents)
+        leaving["spawns"] = [
+            {
+                "spawn_key": key,
+                "parent": spawn["parent"],
+                "agent_type": spawn.get("agent_type"),
+                "description": spawn.get("description"),
+            }
+            for key, spawn in sorted(self.spawns.items(), key=lambda item: item[1]["seq"])
+            if spawn["parent"] in members and spawn["claimed"] in members | {None}
+        ]
+        if leaving["nodes"] or leaving["spawns"]:
+            self._trigger(
+                self.SubtreeMoved,
+                at,
+                fact,
+                to=child,
+                conversations=[n["conversation"] for n in leaving["nodes"] if n["conversation"]],
+                spawn_keys=[n["spawn_key"] for n in leaving["nodes"] if not n["conversation"]],
+                spawns=[spawn["spawn_key"] for spawn in leaving["spawns"]],
+            )
+        return leaving
+
+    def adopt(
+        self,
+        origin: str,
+        leaving: dict[str, list[Any]],
+        shown: dict[str, dict[str, Any]],
+        *,
+        at: datetime,
+        fact: str,
+    ) -> None:
+        """Take in what :meth:`move_subtree` moved out of root ``origin`` with this root's
+        conversation: the spawn requests first, then the nodes, parents first. ``shown`` is
+        what the tree view showed of each node, by how it was listed (its conversation, or
+        its spawn key while pending): its type, id, description, name and times."""
+        for spawn in leaving["spawns"]:
+            if spawn["spawn_key"] not in self.spawns:
+                self._trigger(self.SpawnRequested, at, fact, **spawn)
+        for item in leaving["nodes"]:
+            listed = item["conversation"] if item["conversation"] is not None else item["spawn_key"]
+            row = shown.get(listed, {})
+            self._trigger(
+                self.ChildAdopted,
+                at,
+                fact,
+                conversation=item["conversation"],
+                spawn_key=item["spawn_key"],
+                origin=origin,
+                node=item["node"],
+                agent_type=row.get("agent_type"),
+                subagent_id=row.get("subagent_id"),
+                description=row.get("description"),
+                name=row.get("name"),
+                started_at=row.get("started_at") or item["node"].get("started") or _stamp(at),
+                stopped_at=row.get("stopped_at"),
+            )
+
     def undo_binding(self, child: str, *, at: datetime, fact: str) -> None:
         """``child`` proved to be a root of its own: its spawn is pending again, or, when it
-        was placed without a spawn, it leaves this root. Whatever was placed under it here
-        was placed on a wrong guess and is revoked."""
+        was placed without a spawn, it leaves this root. Whatever is still placed under it
+        here (what :meth:`move_subtree` left: placed by order alone) was placed on a wrong
+        guess and is revoked."""
         node = self.nodes.get(child)
         if node is None or child == self.conversation or node["status"] == DELETED:
             return
@@ -809,6 +1016,7 @@ class RootLineage(Aggregate):
                     spawn_key=new_key,
                     resolution=resolution if stronger else node["resolution"],
                     released=released if new_key is not None else None,
+                    **self._retyped(new_key, agent_type, description),
                 )
             if redate and _earlier(at, node.get("started")):
                 self._trigger(
@@ -851,25 +1059,76 @@ class RootLineage(Aggregate):
             released=released if new_key is not None else None,
             resolution=resolution,
             depths=self._subtree_depths(child, expected_depth),
+            **self._retyped(new_key, agent_type, description),
         )
 
     def stop(
-        self, conversation: str | None, spawn_key: str | None, *, at: datetime, fact: str
+        self,
+        conversation: str | None,
+        spawn_key: str | None,
+        *,
+        at: datetime,
+        fact: str,
+        provisional: bool = False,
+        reported: bool = False,
     ) -> None:
-        found = self._find(conversation, spawn_key)
-        if found is None or found[2]["status"] != LIVE:
-            return
-        if found[0] == self.conversation:
-            self.end_session(at=at, fact=fact)
-            return
-        self._trigger(self.Stopped, at, fact, conversation=found[0], spawn_key=found[1])
+        """Stop a live node (the root: its session ends).
 
-    def end_session(self, *, at: datetime, fact: str) -> None:
-        """The root's session ended: its live descendants stop with it, deepest first."""
+        A node stopped provisionally (an import's stop where a file ended) moves its stop:
+        to a later stop of its own, which shows it went on (it is resumed from the
+        provisional stop first), unless the stop is ``reported`` by another node (a parent's
+        result, a close: that says it was done by then, not that it ran until then); to an
+        earlier stop when it stopped provisionally only with its root (its own record,
+        read late, shows where it stopped). A node stopped for good stays as it stopped."""
+        found = self._find(conversation, spawn_key)
+        if found is None:
+            return
+        node = found[2]
+        later = not reported and _later(node, at)
+        if found[0] == self.conversation:
+            if node["status"] == LIVE or later:
+                self.end_session(at=at, fact=fact, provisional=provisional)
+            return
+        if later:
+            self._take_back(found, fact)
+        elif node["status"] != LIVE and not _with_root_after(node, at):
+            return  # stopped for good, or by a stop of its own this one does not move
+        self._trigger(
+            self.Stopped,
+            at,
+            fact,
+            conversation=found[0],
+            spawn_key=found[1],
+            provisional=provisional,
+            cascade=False,
+        )
+
+    def end_session(self, *, at: datetime, fact: str, provisional: bool = False) -> None:
+        """The root's session ended: its live descendants stop with it, deepest first, as
+        provisionally as the root (an import's stop at the session file's last row). A root
+        stopped provisionally before went on to here: it is resumed from that stop first."""
+        root = self.nodes[self.conversation]
+        if _later(root, at):
+            self._take_back((self.conversation, None, root), fact)
         for conversation, spawn_key in reversed(self._subtree(self.conversation)):
             found = self._find(conversation, spawn_key)
             if found is not None and found[2]["status"] == LIVE:
-                self._trigger(self.Stopped, at, fact, conversation=found[0], spawn_key=found[1])
+                self._trigger(
+                    self.Stopped,
+                    at,
+                    fact,
+                    conversation=found[0],
+                    spawn_key=found[1],
+                    provisional=provisional,
+                    cascade=found[0] != self.conversation,
+                )
+
+    def _take_back(self, found: tuple[str | None, str | None, dict[str, Any]], fact: str) -> None:
+        """Resume a node from its provisional stop, which a later stop moves."""
+        conversation, spawn_key, node = found
+        name = conversation if conversation is not None else spawn_key
+        stopped = datetime.fromisoformat(node["stopped"])
+        self._trigger(self.Resumed, stopped, fact, conversation=name)
 
     def rename(self, conversation: str, name: str, *, at: datetime, fact: str = "") -> None:
         """Name a node: a conversation, or a pending child by its spawn key (the name stays
@@ -1035,6 +1294,21 @@ class RootLineage(Aggregate):
         spawn = self.spawns.get(spawn_key)
         return None if spawn is None else spawn.get("agent_type")
 
+    def _retyped(
+        self, spawn_key: str | None, agent_type: str | None, description: str | None
+    ) -> dict[str, Any]:
+        """What a child moved to spawn ``spawn_key`` is: the type and description the fact
+        states, else that spawn's (its request's; unknown for a spawn never requested, or
+        requested before requests kept a description). Nothing when it keeps its spawn."""
+        if spawn_key is None:
+            return {}
+        spawn = self.spawns.get(spawn_key) or {}
+        return {
+            "agent_type": agent_type or spawn.get("agent_type"),
+            "description": description or spawn.get("description"),
+            "retyped": True,
+        }
+
     def _children(self) -> dict[str, list[tuple[str | None, str | None]]]:
         """The nodes directly below each node, as (conversation, pending key). A node with no
         parent edge other than the root (placed ambiguous: spawns of different parents were
@@ -1096,6 +1370,29 @@ def _stamp(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _later(node: dict[str, Any], at: datetime) -> bool:
+    """Whether the node stopped provisionally before ``at``."""
+    stopped = node.get("stopped")
+    return (
+        node["status"] == STOPPED
+        and bool(node.get("provisional"))
+        and stopped is not None
+        and _stamp(at) > stopped
+    )
+
+
+def _with_root_after(node: dict[str, Any], at: datetime) -> bool:
+    """Whether the node stopped provisionally with its root (its root's record ended), after
+    ``at``: a stop of its own at ``at``, read late, comes first."""
+    stopped = node.get("stopped")
+    return (
+        node["status"] == STOPPED
+        and bool(node.get("provisional") and node.get("cascade"))
+        and stopped is not None
+        and _stamp(at) < stopped
+    )
 
 
 def _earlier(moment: datetime, started: str | None) -> bool:
@@ -1172,6 +1469,8 @@ EVENT_CLASSES: dict[str, type[Any]] = _EventClasses(
         RootLineage.ChildRedated,
         RootLineage.ChildBound,
         RootLineage.BindingUndone,
+        RootLineage.SubtreeMoved,
+        RootLineage.ChildAdopted,
         RootLineage.EdgeConfirmed,
         RootLineage.EdgeCorrected,
         RootLineage.EdgeRejected,

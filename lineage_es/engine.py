@@ -27,7 +27,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, Transcoder
 
 from lineage_es import hosts
-from lineage_es.domain import ConversationIndex, RootLineage, index_id, root_id
+from lineage_es.domain import LIVE, STOPPED, ConversationIndex, RootLineage, index_id, root_id
 from lineage_es.errors import LineageError, PayloadError, StoreError, UnknownConversation
 from lineage_es.facts import (
     DELETE_REASONS,
@@ -69,6 +69,14 @@ MAX_ATTEMPTS = 64
 REFRESH_SCAN_LIMIT = 1000
 
 Clock = Callable[[], datetime]
+
+#: The events that put a conversation in a root: it gets (or, moved, takes) an index entry.
+INDEXED = (
+    RootLineage.Created,
+    RootLineage.ChildPlaced,
+    RootLineage.ChildBound,
+    RootLineage.ChildAdopted,
+)
 
 
 class LineageApplication(Application[UUID]):
@@ -118,6 +126,22 @@ def _check_ids(observation: Observation) -> None:
     for value in (observation.requester, observation.root, *observation.workspace):
         if value is not None and "\x00" in value:
             raise PayloadError("an id holds a NUL character", host=observation.host)
+
+
+def _may_resume(root: RootLineage, conversation: str) -> bool:
+    """Whether a fact of ``conversation`` (an act, a start again, a host's resume of it) may
+    resume it: the root always (its own act or resume revives it), any other node only while
+    its root is live. A root's session end stops its live descendants with it (LINEAGE.md), so
+    a descendant's event delivered after it (a background child's late tool call) leaves it
+    stopped under its stopped root; once the root is resumed, its descendants act again as
+    usual. A root stopped provisionally (an import's stop where its record ended) is left to
+    :meth:`RootLineage.resume`, which takes such a stop back when the record goes on."""
+    if conversation == root.conversation:
+        return True
+    node = root.node(root.conversation)
+    if node is None or node["status"] == LIVE:
+        return True
+    return node["status"] == STOPPED and bool(node.get("provisional"))
 
 
 def _utc(moment: datetime) -> datetime:
@@ -241,18 +265,13 @@ class _Unit:
                         RootLineage.Created,
                         RootLineage.ChildPlaced,
                         RootLineage.ChildBound,
+                        RootLineage.ChildAdopted,
                         RootLineage.EdgeCorrected,
                         RootLineage.EdgeConfirmed,
                     ),
                 ):
                     placed.append(conversation)
-                if (
-                    isinstance(
-                        event,
-                        (RootLineage.Created, RootLineage.ChildPlaced, RootLineage.ChildBound),
-                    )
-                    and (root.host, conversation) not in entries
-                ):
+                if isinstance(event, INDEXED) and (root.host, conversation) not in entries:
                     entry = self._entry_for(root.host, conversation, root.conversation, event)
                     if entry is not None:
                         entries[(root.host, conversation)] = entry
@@ -485,9 +504,7 @@ class Engine:
             self._apply(fact, observation, root, unit)
         for event in root.pending_events[already:]:
             conversation = getattr(event, "conversation", None)
-            if conversation is not None and isinstance(
-                event, (RootLineage.Created, RootLineage.ChildPlaced, RootLineage.ChildBound)
-            ):
+            if conversation is not None and isinstance(event, INDEXED):
                 unit.placing[(root.host, conversation)] = root.conversation
 
     def observe_observation(
@@ -668,9 +685,7 @@ class Engine:
         if routed is not None:
             root = unit.get_root(routed)
             if root is not None and seen is not None and routed != requester:
-                root.undo_binding(requester, at=unit.at, fact=unit.key)
-                unit.moves[requester] = requester
-                return unit.start_root(requester, source, observation.workspace)
+                return self._unbind(root, requester, source, observation, unit)
             return root
         if seen is not None:
             return unit.start_root(requester, source, observation.workspace)
@@ -679,6 +694,41 @@ class Engine:
         ):
             return None  # the end of a session never seen: nothing to stop, nobody to bind
         return self._bind_by_order(observation, unit)
+
+    @staticmethod
+    def _unbind(
+        root: RootLineage, requester: str, source: str, observation: Observation, unit: _Unit
+    ) -> RootLineage:
+        """``requester``, bound in ``root`` by order, acted as a root: the binding is undone
+        and it starts a root of its own. What facts placed under it by naming their parent
+        moves with it, from ``root``'s aggregate to its own (the subtree leaves one with
+        :meth:`RootLineage.move_subtree`, the other adopts it, and the index entries of its
+        conversations move along); what was placed under it by order alone is revoked."""
+        leaving = root.move_subtree(requester, at=unit.at, fact=unit.key)
+        root.undo_binding(requester, at=unit.at, fact=unit.key)
+        unit.moves[requester] = requester
+        own = unit.start_root(requester, source, observation.workspace)
+        starts = [n["node"]["started"] for n in leaving["nodes"] if n["node"].get("started")]
+        if starts:  # it started before anything it started: its root is re-dated to that
+            own.see_root(at=datetime.fromisoformat(min(starts)), fact=unit.key)
+        if leaving["nodes"] or leaving["spawns"]:
+            shown = {
+                row.key: {
+                    "agent_type": row.agent_type,
+                    "subagent_id": row.subagent_id,
+                    "description": row.description,
+                    "name": row.name,
+                    "started_at": row.started_at,
+                    "stopped_at": row.stopped_at,
+                }
+                for row in unit.view.root_rows(root.id.hex)
+                if row.status != "deleted"
+            }
+            own.adopt(root.conversation, leaving, shown, at=unit.at, fact=unit.key)
+            for item in leaving["nodes"]:
+                if item["conversation"] is not None:
+                    unit.moves[item["conversation"]] = requester
+        return own
 
     def _bind_by_order(self, observation: Observation, unit: _Unit) -> RootLineage | None:
         """An unknown conversation that may not start a root is a child of a pending start in
@@ -760,9 +810,17 @@ class Engine:
         elif isinstance(fact, Acted):
             self._ensure_placed(fact.conversation, observation, root, unit)
         elif isinstance(fact, Resumed):
-            root.resume(fact.conversation, at=at, fact=key)
+            if _may_resume(root, fact.conversation):
+                root.resume(fact.conversation, at=at, fact=key)
         elif isinstance(fact, Stopped):
-            root.stop(fact.conversation, fact.spawn_key, at=at, fact=key)
+            root.stop(
+                fact.conversation,
+                fact.spawn_key,
+                at=at,
+                fact=key,
+                provisional=fact.provisional,
+                reported=observation.requester != fact.conversation,
+            )
         elif isinstance(fact, SessionEnded):
             if fact.conversation == root.conversation:
                 root.end_session(at=at, fact=key)
@@ -796,6 +854,8 @@ class Engine:
             parent = root.spawns[fact.spawn_key]["parent"]
             resolution = "registry"
         if parent is None:
+            if root.knows(fact.child) and not _may_resume(root, fact.child):
+                return  # started again under a root whose session ended: stays stopped
             root.place_unknown_child(
                 fact.child,
                 agent_type=fact.agent_type,
@@ -824,7 +884,8 @@ class Engine:
         """A conversation acted: resume it if stopped; place it when the payload names its
         root but the registry has not seen it start."""
         if root.knows(conversation):
-            root.resume(conversation, at=unit.at, fact=unit.key)
+            if _may_resume(root, conversation):
+                root.resume(conversation, at=unit.at, fact=unit.key)
         elif observation.root is not None and not unit.elsewhere(conversation, root):
             root.place_unknown_child(
                 conversation,

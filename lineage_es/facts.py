@@ -118,10 +118,18 @@ class Resumed:
 
 @dataclass(frozen=True, slots=True)
 class Stopped:
-    """A node stopped: named by its conversation, or by its spawn key while pending."""
+    """A node stopped: named by its conversation, or by its spawn key while pending.
+
+    ``provisional``: the stop says only that a record ended there (an import's stop at a
+    file's last row: the file may go on). A later fact showing the node went on takes it back
+    from that moment (:meth:`~lineage_es.domain.RootLineage.stop`,
+    :meth:`~lineage_es.domain.RootLineage.resume`); a stop the host stated is never
+    provisional.
+    """
 
     conversation: str | None = None
     spawn_key: str | None = None
+    provisional: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -239,6 +239,58 @@ def _binding_undone(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
     return [row]
 
 
+def _subtree_moved(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    """The nodes that left this root with a child bound here by order, which proved a root
+    of its own: their rows here are done with (marked deleted, ``moved``); the root they
+    moved to has new rows for them (:func:`_child_adopted`)."""
+    s = event.state
+    found = [rows.by_conversation(conversation) for conversation in s["conversations"]]
+    found += [rows.by_spawn_key(spawn_key) for spawn_key in s["spawn_keys"]]
+    changed = [row for row in found if row is not None]
+    for row in changed:
+        row.status = "deleted"
+        row.delete_reason = "moved"
+    return changed
+
+
+def _child_adopted(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    """A node that moved here from another root, as it stood there."""
+    root = rows.root
+    if root is None:
+        return []
+    s = event.state
+    node = s["node"]
+    row = NodeRow(
+        nid=event.position,
+        root_id=event.originator_id,
+        host=root.host,
+        root=root.root,
+        conversation=s["conversation"],
+        spawn_key=s["spawn_key"],
+        parent=node["parent"],
+        depth=node["depth"],
+        status=node["status"],
+        resolution=node["resolution"],
+        started_at=iso(s["started_at"]),
+        ambiguous=node["ambiguous"],
+        agent_type=s["agent_type"],
+        subagent_id=s["subagent_id"],
+        description=s["description"],
+        name=s["name"],
+        stopped_at=s["stopped_at"],
+    )
+    rows.add(row)
+    return [row]
+
+
+def _retype(state: dict[str, Any], row: NodeRow) -> None:
+    """A child moved to another spawn is what that spawn is (or what the fact stated);
+    version-1 events (``retyped`` false) left its type and description alone."""
+    if state.get("retyped"):
+        row.agent_type = state["agent_type"]
+        row.description = state["description"]
+
+
 def _edge_confirmed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
     row = rows.by_conversation(event.state["conversation"])
     if row is None:
@@ -246,6 +298,7 @@ def _edge_confirmed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
     row.resolution = event.state["resolution"]
     if event.state.get("spawn_key") is not None:
         row.spawn_key = event.state["spawn_key"]
+        _retype(event.state, row)
     return [row]
 
 
@@ -259,6 +312,7 @@ def _edge_corrected(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
     row.ambiguous = False
     if s.get("spawn_key") is not None:
         row.spawn_key = s["spawn_key"]
+        _retype(s, row)
     changed = [row]
     for conversation, depth in s["depths"].items():
         moved = rows.by_conversation(conversation)
@@ -313,6 +367,8 @@ HANDLERS: dict[str, Handler] = {
     "lineage:RootLineage.Resumed": _resumed,
     "lineage:RootLineage.ChildBound": _child_bound,
     "lineage:RootLineage.BindingUndone": _binding_undone,
+    "lineage:RootLineage.SubtreeMoved": _subtree_moved,
+    "lineage:RootLineage.ChildAdopted": _child_adopted,
     "lineage:RootLineage.EdgeConfirmed": _edge_confirmed,
     "lineage:RootLineage.EdgeCorrected": _edge_corrected,
     "lineage:RootLineage.Stopped": _stopped,

@@ -281,3 +281,119 @@ def test_a_root_journaled_with_its_workspace_roots_unsorted_meets_the_same_works
     Feed(engine, "cursor").cursor_root("X", ("/b", "/a"))
     engine.observe("cursor", hook("Y", "sessionStart", workspace_roots=["/a", "/b"]))
     assert other_roots(engine, "Y") == ["X"]
+
+
+# -- undoing a wrong binding: what the unbound root started goes with it ----------------------
+
+
+@pytest.fixture
+def misbound(bound: Engine) -> Engine:
+    """C, bound to R's K by order, has started its own subagent KC (its ``subagentStart``
+    names C as the parent): that edge is C's own, not a guess."""
+    spawn(bound, "KC", parent="C")
+    return bound
+
+
+def family(engine: Engine, root: str) -> dict[str, tuple[str | None, int, str]]:
+    """Every node of ``root`` that is not deleted, as (parent, depth, status)."""
+    return {m.conversation: (m.parent, m.depth, m.status) for m in engine.family(root, "cursor")}
+
+
+def revoked(engine: Engine) -> list[str]:
+    """The nodes journaled as deleted because they were placed on a wrong guess."""
+    return [
+        e.state["conversation"] or e.state["spawn_key"]
+        for e in engine.journal()
+        if e.topic.endswith(".Deleted") and e.state["reason"] == "revoked"
+    ]
+
+
+def undo(engine: Engine, conversation: str = "C") -> None:
+    """A root-only event from ``conversation``: its binding by order was wrong."""
+    engine.observe("cursor", hook(conversation, "stop", status="completed", loop_count=0))
+
+
+def test_undoing_a_wrong_binding_takes_the_unbound_roots_own_subagent_with_it(
+    misbound: Engine,
+) -> None:
+    undo(misbound)
+    assert family(misbound, "C") == {"C": (None, 0, "live"), "KC": ("C", 1, "live")}
+    assert family(misbound, ROOT) == {ROOT: (None, 0, "live"), "K": (ROOT, 1, "live")}
+
+
+def test_undoing_a_wrong_binding_revokes_no_subagent_its_parent_named(misbound: Engine) -> None:
+    undo(misbound)
+    assert revoked(misbound) == []
+
+
+def test_the_unbound_roots_own_spawn_is_not_lost_to_the_old_roots_spawn(
+    misbound: Engine,
+) -> None:
+    undo(misbound)
+    read(misbound, "H")  # R's K and C's KC both pend, in two roots: H is not placed by guess
+    assert "H" not in children(misbound)
+    assert listed(misbound) == ["K"]
+
+
+def test_the_unbound_roots_own_pending_spawn_binds_its_child(misbound: Engine) -> None:
+    undo(misbound)
+    misbound.observe("cursor", hook(ROOT, "sessionEnd", reason="window_close"))
+    read(misbound, "H")
+    lineage = misbound.lineage("H", "cursor")
+    assert (lineage.root, lineage.parent, lineage.depth) == ("C", "C", 1)
+    assert lineage.subagent is not None and lineage.subagent.id == "KC"
+
+
+def test_a_child_bound_to_the_unbound_roots_spawn_moves_with_it(misbound: Engine) -> None:
+    read(misbound, "X")  # X is KC, C's own subagent, bound by order
+    undo(misbound)
+    lineage = misbound.lineage("X", "cursor")
+    assert (lineage.root, lineage.parent, lineage.depth, lineage.resolution) == (
+        "C",
+        "C",
+        1,
+        "inferred",
+    )
+    assert lineage.subagent is not None and lineage.subagent.id == "KC"
+
+
+def test_a_moved_child_is_routed_to_its_new_root(misbound: Engine) -> None:
+    read(misbound, "X")
+    undo(misbound)
+    subagent_stop(misbound, "KC", parent="C")
+    read(misbound, "X")  # X's next event reaches it where it now lives
+    assert family(misbound, "C")["X"] == ("C", 1, "live")
+    assert "X" not in family(misbound, ROOT)
+
+
+def test_a_moved_subtree_keeps_its_depths_below_the_new_root(misbound: Engine) -> None:
+    read(misbound, "X")
+    spawn(misbound, "KX", parent="X")
+    undo(misbound)
+    assert family(misbound, "C") == {
+        "C": (None, 0, "live"),
+        "X": ("C", 1, "live"),
+        "KX": ("X", 2, "live"),
+    }
+
+
+def test_a_moved_subtree_keeps_the_subagent_type_and_name(misbound: Engine) -> None:
+    misbound.rename("KC", "scout")
+    undo(misbound)
+    (kc,) = [m for m in misbound.family("C", "cursor") if m.conversation == "KC"]
+    assert (kc.name, kc.subagent and kc.subagent.type) == ("scout", "explore")
+
+
+def test_a_moved_subtree_survives_a_rebuild(misbound: Engine) -> None:
+    read(misbound, "X")
+    undo(misbound)
+    before = (family(misbound, ROOT), family(misbound, "C"), misbound.lineage("X", "cursor"))
+    misbound.rebuild()
+    assert (family(misbound, ROOT), family(misbound, "C"), misbound.lineage("X", "cursor")) == (
+        before
+    )
+
+
+def test_the_unbound_root_is_listed_before_the_subagents_it_started(misbound: Engine) -> None:
+    undo(misbound)
+    assert [m.conversation for m in misbound.family("C", "cursor")] == ["C", "KC"]

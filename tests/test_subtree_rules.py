@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -18,7 +19,14 @@ from eventsourcing.persistence import StoredEvent
 from lineage_es.cli import main
 from lineage_es.domain import ConversationIndex, RootLineage
 from lineage_es.engine import Engine, open_engine
-from lineage_es.facts import ChildIdentified, RootSeen, SessionEnded
+from lineage_es.facts import (
+    ChildIdentified,
+    ChildStarted,
+    Resumed,
+    RootSeen,
+    SessionEnded,
+    SpawnRequested,
+)
 from tests.helpers import Feed
 
 #: The Cursor workspace of the pending-child tests.
@@ -135,6 +143,173 @@ def test_a_cursor_roots_session_end_stops_a_child_bound_ambiguous(engine: Engine
     assert engine.lineage("E", "cursor").parent is None
     cursor.send("P", RootSeen("P", "sessionEnd"), SessionEnded("P"), workspace=W)
     assert statuses(engine, "P")["E"] == "stopped"
+
+
+# -- a late event after the root's session end -------------------------------------------------
+
+SESSION = "5f1c2e4a-0000-4000-8000-00000000000a"
+AGENT = "a1000000000000aaa"
+
+
+def claude(event: str, agent: str | None = None, **fields: Any) -> dict[str, Any]:
+    """A Claude Code hook payload of the root session, or of ``agent`` inside it."""
+    payload: dict[str, Any] = {"session_id": SESSION, "hook_event_name": event, **fields}
+    if agent is not None:
+        payload["agent_id"] = agent
+    return payload
+
+
+def observe(engine: Engine, host: str, *payloads: dict[str, Any]) -> None:
+    for payload in payloads:
+        engine.observe(host, payload)
+
+
+@pytest.fixture
+def ended(engine: Engine) -> Engine:
+    """Claude session S started background subagent A, then its session ended."""
+    observe(
+        engine,
+        "claude",
+        claude("SessionStart", source="startup"),
+        claude(
+            "PreToolUse",
+            tool_name="Agent",
+            tool_use_id="toolu_A",
+            tool_input={"prompt": "p", "run_in_background": True},
+        ),
+        claude("SubagentStart", AGENT, agent_type="Explore"),
+        claude("SessionEnd", reason="other"),
+    )
+    return engine
+
+
+def late_tool_call(engine: Engine) -> None:
+    engine.observe(
+        "claude",
+        claude("PostToolUse", AGENT, tool_name="Read", tool_use_id="toolu_r", tool_input={}),
+    )
+
+
+def test_a_subagents_late_event_after_its_roots_session_end_does_not_revive_it(
+    ended: Engine,
+) -> None:
+    late_tool_call(ended)
+    assert statuses(ended, SESSION) == {SESSION: "stopped", AGENT: "stopped"}
+
+
+def test_a_subagents_late_event_after_its_roots_session_end_lists_nothing_live(
+    ended: Engine,
+) -> None:
+    late_tool_call(ended)
+    assert ended.forest("claude") == ()
+
+
+def test_a_subagent_acts_again_once_its_root_session_resumed(ended: Engine) -> None:
+    ended.observe("claude", claude("SessionStart", source="resume"))
+    late_tool_call(ended)
+    assert statuses(ended, SESSION) == {SESSION: "live", AGENT: "live"}
+
+
+def test_a_subagent_resumed_by_its_resumed_root_is_live(ended: Engine) -> None:
+    ended.observe("claude", claude("SessionStart", source="resume"))
+    ended.observe(
+        "claude",
+        claude(
+            "PreToolUse",
+            tool_name="Agent",
+            tool_use_id="toolu_R",
+            tool_input={"prompt": "go on", "resume": AGENT},
+        ),
+    )
+    assert statuses(ended, SESSION)[AGENT] == "live"
+
+
+def test_a_subagent_started_again_in_its_resumed_root_is_live(ended: Engine) -> None:
+    ended.observe("claude", claude("SessionStart", source="resume"))
+    ended.observe("claude", claude("SubagentStart", AGENT, agent_type="Explore"))
+    assert statuses(ended, SESSION)[AGENT] == "live"
+
+
+def test_a_subagent_started_again_after_its_roots_session_end_stays_stopped(
+    ended: Engine,
+) -> None:
+    ended.observe("claude", claude("SubagentStart", AGENT, agent_type="Explore"))
+    assert statuses(ended, SESSION)[AGENT] == "stopped"
+
+
+def test_an_explicit_resume_after_its_roots_session_end_does_not_revive_a_subagent(
+    feed: Feed, engine: Engine
+) -> None:
+    feed.root("R")
+    feed.child("R", "R", "A")
+    feed.end("R")
+    feed.send("A", Resumed("A"), root="R")
+    assert statuses(engine) == {"R": "stopped", "A": "stopped"}
+
+
+def test_a_grandchilds_late_event_after_its_roots_session_end_does_not_revive_it(
+    feed: Feed, engine: Engine
+) -> None:
+    feed.root("R")
+    feed.child("R", "R", "A")
+    feed.child("R", "A", "G")
+    feed.end("R")
+    feed.act("R", "G")
+    assert statuses(engine) == {"R": "stopped", "A": "stopped", "G": "stopped"}
+
+
+def test_the_roots_own_late_event_still_revives_it(feed: Feed, engine: Engine) -> None:
+    feed.root("R")
+    feed.child("R", "R", "A")
+    feed.end("R")
+    feed.act("R", "R")
+    assert statuses(engine) == {"R": "live", "A": "stopped"}
+
+
+def test_a_rebuild_keeps_a_subagent_stopped_after_its_late_event(ended: Engine) -> None:
+    late_tool_call(ended)
+    ended.rebuild()
+    assert statuses(ended, SESSION) == {SESSION: "stopped", AGENT: "stopped"}
+
+
+@pytest.fixture
+def cursor_ended(pending: Feed, engine: Engine) -> Feed:
+    """Cursor root P's child C is bound to its spawn K; then P's session ended."""
+    pending.cursor_act("C", W)
+    pending.send("P", RootSeen("P", "sessionEnd"), SessionEnded("P"), workspace=W)
+    return pending
+
+
+def test_a_cursor_childs_event_after_its_roots_session_end_does_not_revive_it(
+    cursor_ended: Feed, engine: Engine
+) -> None:
+    cursor_ended.cursor_act("C", W)
+    assert statuses(engine, "P") == {"P": "stopped", "C": "stopped"}
+
+
+def test_a_cursor_child_acts_again_once_its_root_prompts_again(
+    cursor_ended: Feed, engine: Engine
+) -> None:
+    cursor_ended.send("P", RootSeen("P", "beforeSubmitPrompt"), workspace=W)
+    cursor_ended.cursor_act("C", W)
+    assert statuses(engine, "P") == {"P": "live", "C": "live"}
+
+
+def test_a_cursor_task_resume_revives_a_child_once_its_root_is_live(
+    cursor_ended: Feed, engine: Engine
+) -> None:
+    engine.observe(
+        "cursor",
+        {
+            "conversation_id": "P",
+            "hook_event_name": "preToolUse",
+            "workspace_roots": list(W),
+            "tool_name": "Task",
+            "tool_use_id": "t-resume",
+            "tool_input": {"prompt": "go on", "resume": "C"},
+        },
+    )
+    assert statuses(engine, "P") == {"P": "live", "C": "live"}
 
 
 # -- a root's delete ----------------------------------------------------------------------------
@@ -285,3 +460,128 @@ def test_a_rename_journaled_before_pending_children_could_be_renamed_still_appli
         assert engine.family("R")[0].name == "old name"
         reloaded: RootLineage = engine.app.repository.get(root.id)
         assert reloaded.node("R") is not None
+
+
+# -- a child confirmed under another spawn than the one it was first bound to ------------------
+
+
+@pytest.fixture
+def misplaced(feed: Feed) -> Feed:
+    """R asked for a code reviewer (toolu_A), then an explorer (toolu_B); child C started
+    naming neither, and was bound by order to the latest, toolu_B: an explorer."""
+    feed.root("R")
+    feed.send("R", SpawnRequested("R", "toolu_A", "code-reviewer", "review it"), root="R")
+    feed.send("R", SpawnRequested("R", "toolu_B", "Explore", "look around"), root="R")
+    feed.send("C", ChildStarted(child="C"), root="R")
+    return feed
+
+
+def subagent_of(engine: Engine, conversation: str) -> tuple[str | None, str | None, str | None]:
+    """A node's subagent type and description, and its spawn key, as the view shows them."""
+    (row,) = [r for r in engine.view.find(conversation) if r.status != "deleted"]
+    return row.agent_type, row.description, row.spawn_key
+
+
+def test_the_misplaced_child_first_takes_the_type_of_the_spawn_it_was_bound_to(
+    misplaced: Feed, engine: Engine
+) -> None:
+    assert subagent_of(engine, "C") == ("Explore", None, "toolu_B")
+
+
+def test_a_child_confirmed_under_another_spawn_takes_that_spawns_type(
+    misplaced: Feed, engine: Engine
+) -> None:
+    misplaced.send("R", ChildIdentified("R", "C", "confirmed", spawn_key="toolu_A"), root="R")
+    assert subagent_of(engine, "C") == ("code-reviewer", "review it", "toolu_A")
+    lineage = engine.lineage("C")
+    assert lineage.subagent is not None and lineage.subagent.type == "code-reviewer"
+
+
+def test_a_type_the_confirming_fact_states_wins_over_the_spawns(
+    misplaced: Feed, engine: Engine
+) -> None:
+    misplaced.send(
+        "R",
+        ChildIdentified(
+            "R", "C", "confirmed", spawn_key="toolu_A", agent_type="auditor", description="d"
+        ),
+        root="R",
+    )
+    assert subagent_of(engine, "C") == ("auditor", "d", "toolu_A")
+
+
+def test_a_child_corrected_under_another_parents_spawn_takes_that_spawns_type(
+    feed: Feed, engine: Engine
+) -> None:
+    feed.root("R")
+    feed.child("R", "R", "A")
+    feed.send("A", SpawnRequested("A", "toolu_X", "Explore", "look"), root="R")
+    feed.send("C", ChildStarted(child="C"), root="R")  # A's toolu_X is the only open spawn
+    feed.send("R", SpawnRequested("R", "toolu_Y", "Plan", "plan it"), root="R")
+    feed.send("R", ChildIdentified("R", "C", "confirmed", spawn_key="toolu_Y"), root="R")
+    assert engine.lineage("C").parent == "R"
+    assert subagent_of(engine, "C") == ("Plan", "plan it", "toolu_Y")
+
+
+def test_a_confirmation_under_the_same_spawn_keeps_the_childs_own_type(
+    feed: Feed, engine: Engine
+) -> None:
+    feed.root("R")
+    feed.send("R", SpawnRequested("R", "toolu_A", "Explore", "look"), root="R")
+    feed.send("C", ChildStarted(child="C", agent_type="Explore-fast"), root="R")
+    feed.send("R", ChildIdentified("R", "C", "confirmed", spawn_key="toolu_A"), root="R")
+    assert subagent_of(engine, "C") == ("Explore-fast", None, "toolu_A")
+
+
+def test_the_new_spawns_type_survives_a_rebuild(misplaced: Feed, engine: Engine) -> None:
+    misplaced.send("R", ChildIdentified("R", "C", "confirmed", spawn_key="toolu_A"), root="R")
+    engine.rebuild()
+    assert subagent_of(engine, "C") == ("code-reviewer", "review it", "toolu_A")
+
+
+def test_a_confirmation_journaled_before_it_carried_the_spawns_type_still_applies() -> None:
+    """A version-1 ``EdgeConfirmed`` (no type, no description, no class version) moves the
+    child to its new spawn and leaves the type it had."""
+    with open_engine("memory://") as engine:
+        root = RootLineage.start("claude", "R", at=AT, source="startup", fact="k0")
+        root.request_spawn(
+            "R", "toolu_A", agent_type="code-reviewer", description=None, at=AT, fact="k1"
+        )
+        root.request_spawn("R", "toolu_B", agent_type="Explore", description=None, at=AT, fact="k2")
+        root.place_unknown_child(
+            "C", agent_type=None, subagent_id=None, description=None, at=AT, fact="k3"
+        )
+        root.identify_child(
+            "R",
+            "C",
+            resolution="confirmed",
+            spawn_key="toolu_A",
+            depth=None,
+            agent_type=None,
+            subagent_id=None,
+            description=None,
+            at=AT,
+            fact="k4",
+        )
+        stored: list[StoredEvent] = []
+        indexes = [ConversationIndex.create("claude", name, "R", AT) for name in ("R", "C")]
+        events = [*root.collect_events(), *(e for i in indexes for e in i.collect_events())]
+        for event in events:
+            record = engine.app.mapper.to_stored_event(event)
+            if record.topic.endswith(".EdgeConfirmed"):
+                state = orjson.loads(record.state)
+                assert state.pop("class_version") == 2
+                for name in ("agent_type", "description", "retyped"):
+                    del state[name]
+                record = StoredEvent(
+                    record.originator_id,
+                    record.originator_version,
+                    record.topic,
+                    orjson.dumps(state),
+                )
+            stored.append(record)
+        engine.app.recorder.insert_events(stored)
+        engine.catch_up()
+        assert subagent_of(engine, "C") == ("Explore", None, "toolu_A")
+        reloaded: RootLineage = engine.app.repository.get(root.id)
+        assert reloaded.node("C") is not None and reloaded.node("C")["spawn"] == "toolu_A"  # type: ignore[index]

@@ -59,7 +59,12 @@ class Carryover(SessionState):
         # it is observed again, after the resume, so that it comes out as it happened.
         for child, later in sorted(self.ended.items()):
             for number, (time, kind) in enumerate(later):
-                fact = Resumed(child) if kind == "act" else Stopped(conversation=child)
+                # A child's own file end, observed again, is as provisional as it was.
+                fact = (
+                    Resumed(child)
+                    if kind == "act"
+                    else Stopped(conversation=child, provisional=kind == "own")
+                )
                 self._emit(
                     file,
                     offset,
@@ -97,7 +102,8 @@ class Carryover(SessionState):
                 row,
                 agent,
                 file.root,
-                [Stopped(conversation=agent)],
+                # The session's stop, observed again, is as provisional as it was.
+                [Stopped(conversation=agent, provisional=kind == "root")],
                 at=parse_time(time),
                 key_suffix=f"again@{offset}:{number}",
                 tag="root" if kind == "root" else "",

@@ -545,7 +545,7 @@ class SessionReader(Placement, Carryover):
         row that stopped the file in an earlier run must stop it again): with the row's own
         facts, or apart when the stop comes later than the row (rows out of time order)."""
         assert file.speaker is not None
-        stop: list[Fact] = [Stopped(conversation=file.speaker)]
+        stop: list[Fact] = [Stopped(conversation=file.speaker, provisional=True)]
         tag = "end" if file.kind == "main" else "own"
         suffix = f"stop@{offset}"
         index = file.emitted.get(offset)

@@ -161,7 +161,12 @@ class Carry:
                 ended[1].setdefault(thread, [])
                 # It would have stopped there: what it did after goes on with the root's stop.
                 ended[1][thread] = [[t, k] for t, k in later[number + 1 :] if k != "root"]
-            fact: Fact = Resumed(thread) if kind == "act" else Stopped(conversation=thread)
+            # A file end (its own, the root's), observed again, is as provisional as it was.
+            fact: Fact = (
+                Resumed(thread)
+                if kind == "act"
+                else Stopped(conversation=thread, provisional=kind in ("own", "root"))
+            )
             timed.append(self._timed(item, thread, at, [fact], f"again:{thread}:{number}"))
         return timed
 
@@ -216,7 +221,12 @@ class Carry:
             tree = self.tree(root)
             time = when.isoformat()
             for fact in observation.facts:
-                if stop is not None and fact == Stopped(conversation=stop.thread):
+                if (
+                    stop is not None
+                    and isinstance(fact, Stopped)
+                    and fact.conversation == stop.thread
+                    and fact.provisional
+                ):
                     cascade = cascades.get(observation.key, set())
                     self._stopped(tree, stop, time, cascade, observation)
                 elif isinstance(fact, Acted | Resumed):

@@ -358,10 +358,11 @@ class _Rollout:
         if at is None:
             return
         index = self.emitted.get(number)
-        stop = Stopped(conversation=thread.id)
+        # Where the file holds nothing more yet, its end is no stop the host stated.
+        stop = Stopped(conversation=thread.id, provisional=final)
         if index is not None:
             when, rank, line, earlier = self.timed[index]
-            if stop in earlier.facts:
+            if any(_stops(fact, thread.id) for fact in earlier.facts):
                 return  # stopped by the row itself (a child's turn end): no file end stops it
             self.timed[index] = (when, rank, line, _with(earlier, (*earlier.facts, stop)))
         else:
@@ -391,6 +392,10 @@ class _Rollout:
         when = observation.at or datetime.fromtimestamp(self.found.mtime / 1e9, tz=UTC)
         self.emitted[number] = len(self.timed)
         self.timed.append((when, self.rank, number, observation))
+
+
+def _stops(fact: Fact, thread: str) -> bool:
+    return isinstance(fact, Stopped) and fact.conversation == thread
 
 
 def _whole(raw: bytes) -> bool:

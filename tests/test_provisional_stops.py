@@ -1,0 +1,352 @@
+"""Hooks and imports on one store: an import's stop where a file ended is provisional.
+
+shared/spec/LINEAGE.md: "a root stops when its session ends (SessionEnd, sessionEnd)". An
+import stops each conversation at its file's last row only because the file ended there (it
+may go on); a host's own stop is a stop for good. So, whichever came first:
+
+- a fact dated before a node's stop (a row older than the stop, read late) resumes nothing;
+- a node stopped provisionally that a later fact of its own shows went on is taken back from
+  that stop: a later act resumes it from there (no gap), a later stop of its own moves its stop
+  there (a stop another node reports, a parent's result, says only it was done by then);
+- a native stop (a hook's SessionEnd) is neither undone by an import's older rows nor
+  replaced by its provisional stop.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lineage_es.domain import RootLineage, upcast
+from lineage_es.engine import Engine, open_engine
+from lineage_es.facts import (
+    Acted,
+    ChildIdentified,
+    Observation,
+    Resumed,
+    RootSeen,
+    SessionEnded,
+    Stopped,
+)
+from tests import test_import_codex as cx
+from tests.test_import_claude import AGENT, SESSION, Session, at, members, one_child, run
+
+STOPPED = "lineage:RootLineage.Stopped"
+RESUMED = "lineage:RootLineage.Resumed"
+TRANSCRIPT = f"/Users/dev/.claude/projects/-w-app/{SESSION}.jsonl"
+
+
+def claude_hook(event: str, **fields: Any) -> dict[str, Any]:
+    """A Claude Code hook payload of SESSION (inside ``agent_id`` when given)."""
+    payload = {
+        "session_id": SESSION,
+        "transcript_path": TRANSCRIPT,
+        "cwd": "/w/app",
+        "hook_event_name": event,
+    }
+    return payload | fields
+
+
+def hooks(engine: Engine, *timed: tuple[float, dict[str, Any]]) -> None:
+    for second, payload in timed:
+        engine.observe("claude", payload, at=at(0) + timedelta(seconds=second))
+
+
+def live(engine: Engine, second: float, root: str = SESSION) -> set[str]:
+    view = engine.as_of(time=at(0) + timedelta(seconds=second))
+    return {m.conversation for m in view.family(root) if m.status == "live"}
+
+
+def stops(engine: Engine) -> list[tuple[str, str, bool]]:
+    """Each journaled stop: (conversation, time, provisional)."""
+    return [
+        (e.state["conversation"], e.timestamp, e.state["provisional"])
+        for e in engine.journal()
+        if e.topic == STOPPED
+    ]
+
+
+def resumes(engine: Engine, conversation: str) -> list[str]:
+    return [
+        e.timestamp
+        for e in engine.journal()
+        if e.topic == RESUMED and e.state["conversation"] == conversation
+    ]
+
+
+def stamp(second: float) -> str:
+    return (at(0) + timedelta(seconds=second)).isoformat(timespec="microseconds")
+
+
+def partial_session(folder: Path) -> Session:
+    """A session whose root spawned AGENT at 2 s; AGENT's file has its first row (3 s) only:
+    the import reads the files as they stood at about 3 s."""
+    s = Session(folder)
+    s.prompt(1)
+    s.spawn(2, "toolu_A")
+    s.prompt(3, "do it", agent=AGENT)
+    return s
+
+
+# -- the import marks its file-end stops provisional ------------------------------------------
+
+
+def test_an_imports_file_end_stops_are_provisional_and_a_hooks_stops_are_not(
+    tmp_path: Path, memory: Engine
+) -> None:
+    one_child(tmp_path)
+    run(memory, tmp_path)
+    assert stops(memory) == [(AGENT, stamp(6), True), (SESSION, stamp(9), True)]
+    other = open_engine("memory://")
+    hooks(other, (1, claude_hook("SessionStart", source="startup")))
+    hooks(other, (5, claude_hook("SessionEnd", reason="other")))
+    assert stops(other) == [(SESSION, stamp(5), False)]
+
+
+def test_a_provisional_root_stop_stops_its_live_children_provisionally(memory: Engine) -> None:
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 9, Stopped(conversation=SESSION, provisional=True))
+    assert stops(memory) == [(AGENT, stamp(9), True), (SESSION, stamp(9), True)]
+
+
+def test_a_child_stopped_with_its_root_stops_where_its_own_record_read_late_says(
+    memory: Engine,
+) -> None:
+    """Its root's record ended at 9 s; its own, read after, ended at 6 s."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 9, Stopped(conversation=SESSION, provisional=True))
+    feed(memory, 6, Stopped(conversation=AGENT, provisional=True), requester=AGENT)
+    assert members(memory)[AGENT].stopped_at == stamp(6)
+    assert AGENT not in live(memory, 7)
+
+
+def test_a_child_that_stopped_on_its_own_keeps_its_stop_against_an_older_one(
+    memory: Engine,
+) -> None:
+    """Its own record went on to 9 s: a stop of 6 s delivered late says nothing new."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 9, Stopped(conversation=AGENT, provisional=True), requester=AGENT)
+    feed(memory, 6, Stopped(conversation=AGENT), requester=AGENT)
+    assert members(memory)[AGENT].stopped_at == stamp(9)
+
+
+# -- a native stop stands ---------------------------------------------------------------------
+
+
+def test_a_hooks_session_end_is_not_undone_by_an_import_of_older_rows(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """(c) then (a): the session ended at 20 s; its file, imported after, ends at 9 s."""
+    hooks(
+        memory,
+        (1, claude_hook("SessionStart", source="startup")),
+        (1, claude_hook("UserPromptSubmit", prompt="hi")),
+        (9, claude_hook("Stop", stop_hook_active=False)),
+        (20, claude_hook("SessionEnd", reason="other")),
+    )
+    one_child(tmp_path)
+    run(memory, tmp_path)
+    root = members(memory)[SESSION]
+    assert (root.status, root.stopped_at) == ("stopped", stamp(20))
+    assert resumes(memory, SESSION) == []  # its first row (1 s) is older than the end
+    assert SESSION in live(memory, 15)
+    assert live(memory, 21) == set()
+
+
+def test_an_import_of_a_live_session_stops_it_provisionally_and_the_next_hook_takes_it_back(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """(c) then (a) while the session goes on: its next prompt resumes it from the file's
+    end, with no gap."""
+    hooks(
+        memory,
+        (1, claude_hook("SessionStart", source="startup")),
+        (1, claude_hook("UserPromptSubmit", prompt="hi")),
+    )
+    one_child(tmp_path)
+    run(memory, tmp_path)
+    assert members(memory)[SESSION].stopped_at == stamp(9)
+    hooks(memory, (30, claude_hook("UserPromptSubmit", prompt="more")))
+    assert resumes(memory, SESSION) == [stamp(9)]
+    assert SESSION in live(memory, 15)
+    hooks(memory, (40, claude_hook("SessionEnd", reason="other")))
+    assert members(memory)[SESSION].stopped_at == stamp(40)
+    assert SESSION in live(memory, 35)
+
+
+# -- a provisional stop gives way to later facts of its own -----------------------------------
+
+
+def test_a_subagent_stop_after_a_partial_import_moves_the_childs_stop_to_it(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """(a) then (c): the import stopped AGENT at its file's first row (3 s)."""
+    partial_session(tmp_path)
+    run(memory, tmp_path)
+    assert members(memory)[AGENT].stopped_at == stamp(3)
+    hooks(
+        memory,
+        (6, claude_hook("SubagentStop", agent_id=AGENT, agent_type="Explore")),
+        (
+            7,
+            claude_hook(
+                "PostToolUse",
+                tool_name="Agent",
+                tool_use_id="toolu_A",
+                tool_input={"prompt": "do it", "subagent_type": "Explore"},
+                tool_response={"status": "completed", "agentId": AGENT},
+            ),
+        ),
+        (9, claude_hook("Stop", stop_hook_active=False)),
+    )
+    child = members(memory)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(6))
+    assert resumes(memory, AGENT) == [stamp(3)]
+    assert AGENT in live(memory, 4) and AGENT in live(memory, 5.5)
+    assert AGENT not in live(memory, 6.5)
+    assert SESSION in live(memory, 5)  # its Stop at 9 s took the root back from 2 s
+
+
+def test_a_parents_result_after_a_provisional_stop_leaves_it_where_it_was(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """A stop another node reports says the child was done by then, not that it ran on."""
+    partial_session(tmp_path)
+    run(memory, tmp_path)
+    hooks(
+        memory,
+        (
+            7,
+            claude_hook(
+                "PostToolUse",
+                tool_name="Agent",
+                tool_use_id="toolu_A",
+                tool_input={"prompt": "do it"},
+                tool_response={"status": "completed", "agentId": AGENT},
+            ),
+        ),
+    )
+    assert members(memory)[AGENT].stopped_at == stamp(3)
+    assert resumes(memory, AGENT) == []
+
+
+def test_an_act_of_the_child_after_a_partial_import_resumes_it_from_its_stop(
+    tmp_path: Path, memory: Engine
+) -> None:
+    partial_session(tmp_path)
+    run(memory, tmp_path)
+    hooks(
+        memory,
+        (5, claude_hook("PreToolUse", agent_id=AGENT, tool_name="Read", tool_input={})),
+    )
+    assert members(memory)[AGENT].status == "live"
+    assert resumes(memory, AGENT) == [stamp(3)]
+    assert AGENT in live(memory, 4)
+
+
+def test_a_codex_subagent_stop_after_a_partial_import_moves_the_childs_stop(
+    tmp_path: Path, memory: Engine
+) -> None:
+    cx.parent_spawning(tmp_path)
+    cx.rollout(tmp_path, cx.CHILD, cx.spawned(3, cx.CHILD, cx.PARENT), cx.message(4))
+    cx.run(memory, tmp_path)
+    child = cx.family(memory)[cx.CHILD]
+    assert child.stopped_at is not None and child.stopped_at.startswith("2026-09-03T08:00:04")
+    payload = {
+        "session_id": cx.PARENT,
+        "turn_id": "019a0000-0000-7000-8000-0000000000f1",
+        "transcript_path": "/w/rollout.jsonl",
+        "cwd": "/w",
+        "hook_event_name": "SubagentStop",
+        "agent_id": cx.CHILD,
+    }
+    memory.observe("codex", payload, at=cx.T0 + timedelta(seconds=8))
+    assert cx.family(memory)[cx.CHILD].stopped_at == "2026-09-03T08:00:08.000000+00:00"
+    assert cx.live_at(memory, 6)[0] >= {cx.CHILD}
+
+
+# -- rows read late ---------------------------------------------------------------------------
+
+
+def test_a_hook_dated_before_an_imports_stop_does_not_resume_it(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """A recording ingested after the import: its prompt at 5 s is older than the stop."""
+    one_child(tmp_path)
+    run(memory, tmp_path)
+    hooks(memory, (5, claude_hook("UserPromptSubmit", prompt="hi")))
+    root = members(memory)[SESSION]
+    assert (root.status, root.stopped_at) == ("stopped", stamp(9))
+    assert resumes(memory, SESSION) == []
+
+
+def feed(engine: Engine, second: float, *facts: Any, requester: str = SESSION) -> None:
+    engine.observe_observation(
+        Observation(
+            host="claude",
+            requester=requester,
+            key=f"k{second}-{requester}-{len(facts)}-{facts[0]!r}",
+            facts=facts,
+            root=SESSION,
+            at=at(0) + timedelta(seconds=second),
+        )
+    )
+
+
+def test_a_fact_at_a_stops_own_time_resumes_it(memory: Engine) -> None:
+    """What a file that goes on gives: its node resumed at the very time of its stop."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 9, Stopped(conversation=SESSION, provisional=True))
+    feed(memory, 9, Resumed(SESSION))
+    assert members(memory)[SESSION].status == "live"
+
+
+def test_a_stop_for_good_is_resumed_by_a_later_act_at_the_acts_time(memory: Engine) -> None:
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 3, Acted(SESSION))
+    assert members(memory)[SESSION].status == "stopped"
+    feed(memory, 8, Acted(SESSION))
+    assert resumes(memory, SESSION) == [stamp(8)]
+    feed(memory, 12, Stopped(conversation=SESSION, provisional=True))
+    feed(memory, 15, SessionEnded(SESSION))
+    assert members(memory)[SESSION].stopped_at == stamp(15)
+    assert resumes(memory, SESSION) == [stamp(8), stamp(12)]
+    assert SESSION in live(memory, 13)
+
+
+def test_a_provisional_stop_does_not_replace_a_native_one(memory: Engine) -> None:
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 20, SessionEnded(SESSION))
+    feed(memory, 9, Stopped(conversation=SESSION, provisional=True))
+    feed(memory, 30, Stopped(conversation=SESSION, provisional=True))
+    assert members(memory)[SESSION].stopped_at == stamp(20)
+    assert stops(memory) == [(SESSION, stamp(20), False)]
+
+
+# -- old journals and snapshots ----------------------------------------------------------------
+
+
+def test_a_version_1_stop_loads_as_a_stop_for_good() -> None:
+    state: dict[str, Any] = {"conversation": "c", "spawn_key": None}
+    upcast(STOPPED, state)
+    assert (state["provisional"], state["cascade"]) == (False, False)
+
+
+@pytest.mark.parametrize("provisional", [False, True])
+def test_a_node_of_an_old_snapshot_resumes_as_it_did(provisional: bool) -> None:
+    """A node restored from a snapshot made before stops kept their time."""
+    root = RootLineage.start("claude", SESSION, at=at(0), fact="r")
+    root.stop(SESSION, None, at=at(9), fact="s", provisional=provisional)
+    for key in ("stopped", "provisional", "cascade"):
+        del root.nodes[SESSION][key]
+    root.resume(SESSION, at=at(5), fact="late")
+    assert root.nodes[SESSION]["status"] == "live"
+    events = root.collect_events()
+    assert (type(events[-1]).__name__, events[-1].timestamp) == ("Resumed", at(5))
