@@ -16,9 +16,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 import orjson
 
-from lineage_es.errors import LineageError
+from lineage_es.errors import AmbiguousConversation, LineageError
 from lineage_es.model import to_json
-from lineage_es.render import forest_dot, forest_json, forest_mermaid, forest_text, safe_id
+from lineage_es.render import (
+    dumps_deep,
+    forest_data,
+    forest_dot,
+    forest_json,
+    forest_mermaid,
+    forest_text,
+    safe_id,
+)
 
 if TYPE_CHECKING:
     from lineage_es.engine import Engine
@@ -60,6 +68,10 @@ def reports_errors(func: F) -> F:
             return func(*args, **kwargs)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except AmbiguousConversation as exc:
+            raise click.ClickException(
+                f"{exc}: say which with --host {exc.hosts[0] if exc.hosts else 'HOST'}"
+            ) from None
         except LineageError as exc:
             raise click.ClickException(str(exc)) from None
         except (OSError, ValueError) as exc:
@@ -211,8 +223,8 @@ def tree(
 
 def _draw(forest: Any, fmt: str, *, color: bool = False, compact: bool = False) -> None:
     if fmt == "json":
-        data = forest_json(forest)
-        click.echo((orjson.dumps(orjson.loads(data)) if compact else data).decode())
+        data = dumps_deep(forest_data(forest)) if compact else forest_json(forest)
+        click.echo(data.decode())
     elif fmt == "mermaid":
         click.echo(forest_mermaid(forest))
     elif fmt == "dot":
@@ -237,7 +249,17 @@ def _parse_time(text: str) -> datetime:
 @store_option
 @reports_errors
 def show(conversation: str, host: str | None, store: str | None) -> None:
-    """Print CONVERSATION's lineage (root, parent, depth, resolution) and its tree, as JSON."""
+    """Print CONVERSATION's lineage (root, parent, depth, resolution) and its tree, as JSON.
+
+    Fields: root and parent (null for a root), depth (0 for a root), resolution (how the
+    parent is known: native, confirmed, transcript, registry, inferred), subagent (the host's
+    own id and type for it), host, and tree (the live tree around it, children nested).
+
+    \b
+    Examples:
+      lineage show a1000000000000001
+      lineage show 5f1c2e4a-... --host codex   when the id is known under several hosts
+    """
     with open_store(store, create=False) as engine:
         echo_json(engine.lineage(conversation, host))
 
@@ -250,7 +272,15 @@ def show(conversation: str, host: str | None, store: str | None) -> None:
 @reports_errors
 def relation(a: str, b: str, host: str | None, store: str | None) -> None:
     """Say what A is to B: self, child, descendant, parent, ancestor, sibling, kin or
-    unrelated. Stopped and deleted nodes count."""
+    unrelated. Stopped and deleted nodes count.
+
+    kin: same root, neither above the other nor siblings; unrelated: different roots.
+
+    \b
+    Examples:
+      lineage relation a1000000000000001 5f1c2e4a-...   prints e.g. child
+      [ "$(lineage relation A B)" = descendant ] && echo "A works for B"
+    """
     with open_store(store, create=False) as engine:
         click.echo(engine.relation(a, b, host))
 
@@ -262,7 +292,18 @@ def relation(a: str, b: str, host: str | None, store: str | None) -> None:
 @store_option
 @reports_errors
 def chain(conversation: str, as_json: bool, host: str | None, store: str | None) -> None:
-    """Print CONVERSATION's delegation chain up to its root (at most 20 hops)."""
+    """Print CONVERSATION's delegation chain up to its root (at most 20 hops).
+
+    Text: the chain as ``A > B > ROOT``, and a line saying why when it stops short. JSON:
+    conversations (the chain, CONVERSATION first), complete (it reached a root), unresolved
+    (the parent it names that the journal does not know, else null), cycle (it loops) and
+    capped (more than 20 hops).
+
+    \b
+    Examples:
+      lineage chain a1000000000000001          a1000000000000001 > 5f1c2e4a-...
+      lineage chain a1000000000000001 --json
+    """
     with open_store(store, create=False) as engine:
         found = engine.chain(conversation, host)
     if as_json:
@@ -286,7 +327,17 @@ def chain(conversation: str, as_json: bool, host: str | None, store: str | None)
 @store_option
 @reports_errors
 def provenance(sender: str, recipient: str, host: str | None, store: str | None) -> None:
-    """What a message from SENDER to RECIPIENT should carry, as JSON."""
+    """What a message from SENDER to RECIPIENT should carry, as JSON.
+
+    Fields: sender, recipient, sender_relation (what SENDER is to RECIPIENT, as `lineage
+    relation` says); unless SENDER is RECIPIENT's direct child, also chain (the delegation
+    chain that explains the relation, SENDER first) and note (one sentence saying so, for a
+    prompt).
+
+    \b
+    Example:
+      lineage provenance a1000000000000001 5f1c2e4a-...
+    """
     with open_store(store, create=False) as engine:
         echo_json(engine.provenance(sender, recipient, host))
 
@@ -309,7 +360,16 @@ def _members_table(members: tuple[Any, ...], with_relation: bool) -> None:
 @store_option
 @reports_errors
 def family(root: str, as_json: bool, host: str | None, store: str | None) -> None:
-    """List every node of ROOT's family that is not deleted, with depth, name, status."""
+    """List every node of ROOT's family that is not deleted, with depth, name, status.
+
+    One line a node, indented by depth: id, "name", depth, status, parent (- for the root)
+    and resolution (how the parent is known). ROOT may be any node of the family.
+
+    \b
+    Examples:
+      lineage family 5f1c2e4a-...
+      lineage family 5f1c2e4a-... --json
+    """
     with open_store(store, create=False) as engine:
         members = engine.family(root, host)
     if as_json:
@@ -326,7 +386,16 @@ def family(root: str, as_json: bool, host: str | None, store: str | None) -> Non
 @reports_errors
 def agents(as_: str, as_json: bool, host: str | None, store: str | None) -> None:
     """List every known agent with its relation to the one asking (an orchestrator's
-    list_agents, as a tree rather than a flat list)."""
+    list_agents, as a tree rather than a flat list).
+
+    One line a node: its relation to the one asking (self, child, parent, sibling, ...),
+    then the fields `lineage family` prints.
+
+    \b
+    Examples:
+      lineage agents --as a1000000000000001
+      lineage agents --as a1000000000000001 --json
+    """
     with open_store(store, create=False) as engine:
         members = engine.agents(as_, host)
     if as_json:
@@ -342,10 +411,17 @@ def agents(as_: str, as_json: bool, host: str | None, store: str | None) -> None
 @store_option
 @reports_errors
 def rename(conversation: str, name: str, host: str | None, store: str | None) -> None:
-    """Give CONVERSATION a display name (journaled; the last rename wins)."""
+    """Give CONVERSATION a display name (journaled; the last rename wins).
+
+    The name shows in `lineage tree`, `family` and `agents`. The journal must exist already.
+
+    \b
+    Example:
+      lineage rename a1000000000000001 "test runner"
+    """
     if not name.strip():
         raise click.BadParameter("a name cannot be empty or only spaces", param_hint="'NAME'")
-    with open_store(store) as engine:
+    with open_store(store, create=False) as engine:
         engine.rename(conversation, name, host=host)
 
 
@@ -362,9 +438,19 @@ def rename(conversation: str, name: str, host: str | None, store: str | None) ->
 @store_option
 @reports_errors
 def delete(conversation: str, reason: str, host: str | None, store: str | None) -> None:
-    """Delete CONVERSATION and its whole subtree (journaled, never silent)."""
-    with open_store(store) as engine:
+    """Delete CONVERSATION and its whole subtree (journaled, never silent), and say how
+    many nodes that was. The journal must exist already.
+
+    \b
+    Examples:
+      lineage delete a1000000000000001
+      lineage delete 5f1c2e4a-... --reason gc     a whole root and its family
+    """
+    with open_store(store, create=False) as engine:
+        before = len(engine.family(conversation, host))
         engine.delete(conversation, reason, host=host)
+        deleted = before - len(engine.family(conversation, host))
+    click.echo(f"deleted {deleted} node{'' if deleted == 1 else 's'}", err=True)
 
 
 @main.command()
@@ -382,12 +468,20 @@ def ingest(paths: tuple[Path, ...], host: str | None, quiet: bool, store: str | 
     """Journal recorded streams: hook captures, `lineage hook --record` files, Claude
     session transcripts (with their subagents folder) and Codex rollouts.
 
-    PATHS are files or folders (every .jsonl below them). A recording that turns bad is kept
-    up to its last good row and named with its line and reason; the exit status is then 2.
+    PATHS are files or folders. A folder gives every file below it whose first row is in
+    one of those forms, whatever its name (a Claude agent file is read with its session
+    file, or on its own when that is absent); the summary counts the files passed over, by
+    why. A bad line is named with its file, line and reason: in a hook capture or recording
+    it is skipped and every other row still goes in; a transcript or rollout (whose rows
+    build on the ones before) is kept up to its last good row.
+
+    Exit status: 0 when every row went in; 1 when some lines (or files named) could not be
+    read, the rest being journaled; 2 when nothing could be done (a bad store or option).
 
     \b
-    Example:
+    Examples:
       lineage ingest replays/ && lineage tree --all
+      lineage ingest capture.jsonl --host cursor --store sqlite:///team.sqlite
     """
     from lineage_es.ingest import ingest as ingest_paths
 
@@ -404,9 +498,18 @@ def ingest(paths: tuple[Path, ...], host: str | None, quiet: bool, store: str | 
         click.echo("", err=True)
     for failure in report.failures:
         click.echo(f"error: {failure}", err=True)
-    click.echo(f"ingested {report.rows} rows from {report.files} recordings", err=True)
+    summary = f"ingested {report.rows} rows from {report.files} recordings"
+    if report.bad_lines:
+        summary += f"; skipped {report.bad_lines} bad line{'' if report.bad_lines == 1 else 's'}"
+    if unread := len(report.failures) - report.bad_lines:
+        summary += f"; {unread} file{' was' if unread == 1 else 's were'} not read to the end"
+    if report.skipped:
+        count = sum(report.skipped.values())
+        reasons = ", ".join(f"{why} ({n})" for why, n in sorted(report.skipped.items()))
+        summary += f"; skipped {count} file{'' if count == 1 else 's'}: {reasons}"
+    click.echo(summary, err=True)
     if report.failures:
-        sys.exit(2)
+        sys.exit(1)
 
 
 @main.group()

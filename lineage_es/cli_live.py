@@ -184,11 +184,17 @@ def _report(change: Any, verb: str, events: tuple[str, ...]) -> None:
 
 @click.command()
 @click.option(
-    "--host",
-    "bind",
+    "--bind",
     default="127.0.0.1",
     show_default=True,
     help="The address to listen on (loopback only, unless --allow-remote).",
+)
+@click.option(
+    "--host",
+    "old_bind",
+    default=None,
+    hidden=True,
+    help="Deprecated spelling of --bind (every other command's --host names the host).",
 )
 @click.option(
     "--port",
@@ -206,7 +212,14 @@ def _report(change: Any, verb: str, events: tuple[str, ...]) -> None:
 @click.option("--quiet", is_flag=True, help="Do not log requests on stderr.")
 @base.store_option
 @base.reports_errors
-def serve(bind: str, port: int, allow_remote: bool, quiet: bool, store: str | None) -> None:
+def serve(
+    bind: str,
+    old_bind: str | None,
+    port: int,
+    allow_remote: bool,
+    quiet: bool,
+    store: str | None,
+) -> None:
     """Answer lineage questions over a small read-only HTTP JSON API.
 
     \b
@@ -221,11 +234,23 @@ def serve(bind: str, port: int, allow_remote: bool, quiet: bool, store: str | No
     \b
     Examples:
       lineage serve &
+      lineage serve --bind ::1 --port 0   IPv6 loopback, any free port
       curl -s 'http://127.0.0.1:7421/tree?all=1'
       curl -s http://127.0.0.1:7421/lineage/a1000000000000001
       curl -s 'http://127.0.0.1:7421/relation?a=a1000000000000001&b=5f1c2e4a-...'
     """
     from lineage_es.serve import make_server, url_of
+
+    if old_bind is not None:
+        given = click.get_current_context().get_parameter_source("bind")
+        if given is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError("give the address once, with --bind")
+        click.echo(
+            "warning: `lineage serve --host` is deprecated, use --bind: --host names claude, "
+            "codex or cursor in every other command",
+            err=True,
+        )
+        bind = old_bind
 
     def log(line: str) -> None:
         click.echo(line, err=True)

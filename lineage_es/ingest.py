@@ -1,12 +1,15 @@
 """Ingest recorded streams into a store: the same rows ``lineage-replay`` reads, kept
 (MCP rows journal nothing, so ingest passes over them).
 
-A recording that turns bad part way is ingested up to its last good row and reported with the
-file, line and reason; the other recordings still go in.
+A folder is walked for every file in a form ingest reads (:func:`recordings`); what it passes
+over is counted by why. A bad line (not JSON, a payload no host adapter understands, a row
+out of its file's form) is reported with the file, line and reason and skipped: every other
+row of the recording still goes in, and so do the other recordings.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,29 +17,100 @@ from pathlib import Path
 from lineage_es.engine import Engine
 from lineage_es.errors import InputError, PayloadError
 from lineage_es.facts import Observation
-from lineage_es.hosts import adapter
-from lineage_es.replay.inputs import ObservationRow, PayloadRow, read_rows
+from lineage_es.hosts import adapter, detect
+from lineage_es.replay.inputs import (
+    BadRow,
+    ObservationRow,
+    PayloadRow,
+    detect_form,
+    form_of,
+    parse_line,
+    read_rows,
+    scan_lines,
+)
+
+#: Why a file met in a folder walk was passed over.
+EMPTY = "empty"
+NOT_A_RECORDING = "not a recording"
+UNREADABLE = "unreadable"
+
+#: The forms whose reader can be read again past a bad line (each row stands alone).
+RESUMABLE = ("hooks", "recording")
 
 
 @dataclass
 class IngestReport:
-    """What an ingest did: files and rows taken, and each file that stopped early, why."""
+    """What an ingest did: files and rows taken; each bad line (or named file that could
+    not be read), with its place and reason; and the files a folder walk passed over, by
+    why."""
 
     files: int = 0
     rows: int = 0
+    #: Every bad line and every file that could not be read, each with its place and why.
     failures: list[str] = field(default_factory=list)
+    #: How many of ``failures`` are lines (skipped; the rest of their file went in).
+    bad_lines: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
 
 
-def recordings(paths: Iterable[Path]) -> Iterator[Path]:
-    """The ``.jsonl`` recordings under ``paths``, in name order; a Claude session's
-    ``subagents`` folder is read with its session, never on its own."""
+def recordings(paths: Iterable[Path], skipped: Counter[str] | None = None) -> Iterator[Path]:
+    """The recordings under ``paths``, in name order: a file named is taken as it is; a
+    folder gives every file below it whose first row is in a form ingest reads (a hook
+    payload, a recorded row, a Claude transcript or a Codex rollout), whatever its name.
+
+    A Claude agent file (``<session>/subagents/agent-*.jsonl``) whose session file is
+    beside the folder is read with its session, never on its own; one whose session file
+    is absent is a recording of its own. The other files are passed over and counted in
+    ``skipped`` by why (:data:`EMPTY`, :data:`NOT_A_RECORDING`, :data:`UNREADABLE`)."""
     for path in paths:
-        if path.is_dir():
-            for found in sorted(path.rglob("*.jsonl")):
-                if "subagents" not in found.relative_to(path).parts:
-                    yield found
-        else:
+        if not path.is_dir():
             yield path
+            continue
+        for found in sorted(p for p in path.rglob("*") if p.is_file()):
+            if _read_with_its_session(found):
+                continue
+            why = _not_a_recording(found)
+            if why is None:
+                yield found
+            elif skipped is not None:
+                skipped[why] += 1
+
+
+def _read_with_its_session(path: Path) -> bool:
+    """Whether ``path`` is a Claude agent file or sidecar the reader of its session file
+    reads (``<stem>/subagents/agent-<id>.jsonl`` beside ``<stem>.jsonl``)."""
+    folder = path.parent
+    if folder.name != "subagents" or not path.name.startswith("agent-"):
+        return False
+    if path.name.endswith(".meta.json"):  # read with its agent file
+        agent = folder / (path.name.removesuffix(".meta.json") + ".jsonl")
+        return agent.is_file()
+    if path.suffix != ".jsonl":
+        return False
+    session = folder.parent
+    return (session.parent / f"{session.name}.jsonl").is_file()
+
+
+def _not_a_recording(path: Path) -> str | None:
+    """Why ``path`` is not a recording, judged by its first row; ``None`` when it is one."""
+    try:
+        for number, line in scan_lines(path):
+            if line.strip():
+                first = parse_line(path, number, line)
+                break
+        else:
+            return EMPTY
+    except InputError:
+        return NOT_A_RECORDING
+    except OSError:
+        return UNREADABLE
+    if form_of(first) != "hooks" or "hook_event_name" in first:
+        return None
+    try:  # the form every other JSON object falls to: a payload only if a host knows it
+        detect(first)
+    except PayloadError:
+        return NOT_A_RECORDING
+    return None
 
 
 def ingest(
@@ -46,10 +120,11 @@ def ingest(
     host: str | None = None,
     on_row: Callable[[], None] | None = None,
 ) -> IngestReport:
-    """Observe every row of every recording under ``paths`` into ``engine``, a batch of
-    rows per transaction (:meth:`Engine.observe_many`)."""
+    """Observe every good row of every recording under ``paths`` into ``engine``, a batch of
+    rows per transaction (:meth:`Engine.observe_many`); each bad line is reported and
+    skipped."""
     report = IngestReport()
-    for path in recordings(paths):
+    for path in recordings(paths, report.skipped):
         report.files += 1
         engine.observe_many(_observations(path, host, report, on_row))
     return report
@@ -58,20 +133,37 @@ def ingest(
 def _observations(
     path: Path, host: str | None, report: IngestReport, on_row: Callable[[], None] | None
 ) -> Iterator[Observation]:
-    """The recording's observations; at the first unusable row the reason is reported and
-    the recording ends there, so every good row before it is still journaled."""
-    row = 0
+    """The recording's observations. A bad line of a hook capture or a recording (each row
+    stands alone) is reported and skipped; a transcript's reader carries what its earlier
+    rows said, so at its first bad line the rest of the transcript is not read, and the
+    report says so. A failure that names no line (an unreadable file, a recording of
+    another host than ``--host``) ends the file."""
     try:
-        for item in read_rows(path, host=host):
-            row = item.row
+        for item in read_rows(path, host=host, lenient=True):
+            if isinstance(item, BadRow):
+                report.failures.append(str(item.error))
+                report.bad_lines += 1
+                continue
             if isinstance(item, PayloadRow):
-                yield adapter(item.host).observe(item.payload, at=item.at)
+                try:
+                    yield adapter(item.host).observe(item.payload, at=item.at)
+                except PayloadError as exc:
+                    report.failures.append(f"{path}:{item.row}: {exc}")
+                    report.bad_lines += 1
+                    continue
             elif isinstance(item, ObservationRow) and item.observation is not None:
                 yield item.observation
             report.rows += 1
             if on_row is not None:
                 on_row()
     except InputError as exc:
-        report.failures.append(str(exc))
-    except PayloadError as exc:
-        report.failures.append(f"{path}:{row}: {exc}")
+        transcript = exc.line is not None and _form(path) not in RESUMABLE
+        tail = " (the rest of the transcript was not read)" if transcript else ""
+        report.failures.append(f"{exc}{tail}")
+
+
+def _form(path: Path) -> str | None:
+    try:
+        return detect_form(path, lenient=True)
+    except (InputError, OSError):
+        return None

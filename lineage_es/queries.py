@@ -8,7 +8,7 @@ does not grow with the journal.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from lineage_es.errors import AmbiguousConversation, UnknownConversation
@@ -399,12 +399,7 @@ class Queries:
                 parent = row.parent if row.parent is not None else snapshot.root.key
                 children.setdefault(parent, []).append(row)
 
-        def build(row: NodeRow, seen: frozenset[str]) -> ForestNode | None:
-            kids = tuple(
-                node
-                for child in children.get(row.key, [])
-                if child.key not in seen and (node := build(child, seen | {child.key})) is not None
-            )
+        def node(row: NodeRow, kids: tuple[ForestNode, ...]) -> ForestNode | None:
             if row.status != "live" and not include_stopped and not kids:
                 return None
             return ForestNode(
@@ -423,4 +418,25 @@ class Queries:
         root = snapshot.root
         if root.status == "deleted":
             return None
-        return build(root, frozenset({root.key}))
+        # Depth first with an explicit stack (a chain of agents may be deeper than Python's
+        # recursion limit): each frame holds a row, its children still to visit and the nodes
+        # of those visited. A child whose key is already on the path (a cycle) is passed over.
+        path = {root.key}
+        stack: list[tuple[NodeRow, Iterator[NodeRow], list[ForestNode]]] = [
+            (root, iter(children.get(root.key, ())), [])
+        ]
+        while True:
+            row, pending, kids = stack[-1]
+            child = next(pending, None)
+            if child is not None:
+                if child.key not in path:
+                    path.add(child.key)
+                    stack.append((child, iter(children.get(child.key, ())), []))
+                continue
+            stack.pop()
+            path.discard(row.key)
+            built = node(row, tuple(kids))
+            if not stack:
+                return built
+            if built is not None:
+                stack[-1][2].append(built)

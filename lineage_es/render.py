@@ -6,6 +6,7 @@ its spawn keys), so every id is escaped before it is printed.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 import orjson
@@ -34,9 +35,18 @@ def forest_json(forest: tuple[ForestNode, ...]) -> bytes:
     """``{"roots": [...]}`` with children nested the same way, each node with exactly the
     keys the tree's JSON contract names (names and flags are in ``family``/``show``). A node
     placed ambiguous under its root (no parent edge) is nested under the root and carries
-    ``"ambiguous": true``; no other node has the key."""
+    ``"ambiguous": true``; no other node has the key. Laid out as ``orjson``'s two-space
+    indent lays it out, at any depth."""
+    return dumps_deep(forest_data(forest), indent=True)
 
-    def node(n: ForestNode) -> dict[str, object]:
+
+def forest_data(forest: tuple[ForestNode, ...]) -> dict[str, object]:
+    """The plain data :func:`forest_json` writes, built without recursion (a chain of agents
+    may be deeper than Python's recursion limit)."""
+    roots: list[object] = []
+    stack: list[tuple[ForestNode, list[object]]] = [(n, roots) for n in reversed(forest)]
+    while stack:
+        n, siblings = stack.pop()
         out: dict[str, object] = {
             "conversation": n.conversation,
             "host": n.host,
@@ -48,10 +58,57 @@ def forest_json(forest: tuple[ForestNode, ...]) -> bytes:
         }
         if n.ambiguous:
             out["ambiguous"] = True
-        out["children"] = [node(c) for c in n.children]
-        return out
+        children: list[object] = []
+        out["children"] = children
+        siblings.append(out)
+        stack.extend((c, children) for c in reversed(n.children))
+    return {"roots": roots}
 
-    return orjson.dumps({"roots": [node(n) for n in forest]}, option=orjson.OPT_INDENT_2)
+
+def dumps_deep(value: object, *, indent: bool = False) -> bytes:
+    """``orjson.dumps(value)`` (with ``indent``: ``option=orjson.OPT_INDENT_2``), byte for
+    byte, for plain JSON data of any depth: orjson refuses data nested deeper than 255
+    levels, and a tree of agents may be. Objects and arrays are walked with an explicit
+    stack; every scalar and key is written by orjson."""
+    parts: list[bytes] = []
+    colon = b": " if indent else b":"
+    # Each frame: the items still to write (key or None, value), its closing bracket, depth.
+    stack: list[tuple[Iterator[tuple[str | None, object]], bytes, int]] = []
+    first = True
+
+    def begin(item: object, depth: int) -> bool:
+        """Write ``item``, or open it and push its frame; whether a frame was pushed."""
+        if isinstance(item, dict) and item:
+            parts.append(b"{")
+            stack.append((iter(item.items()), b"}", depth + 1))
+            return True
+        if isinstance(item, list) and item:
+            parts.append(b"[")
+            stack.append((((None, v) for v in item), b"]", depth + 1))
+            return True
+        parts.append(orjson.dumps(item))
+        return False
+
+    def newline(depth: int) -> bytes:
+        return b"\n" + b"  " * depth if indent else b""
+
+    first = begin(value, 0)
+    while stack:
+        items, closer, depth = stack[-1]
+        entry = next(items, None)
+        if entry is None:
+            stack.pop()
+            parts.append(newline(depth - 1) + closer)
+            first = False
+            continue
+        if not first:
+            parts.append(b",")
+        parts.append(newline(depth))
+        key, item = entry
+        if key is not None:
+            parts.append(orjson.dumps(key) + colon)
+        first = begin(item, depth)
+    return b"".join(parts)
 
 
 #: Start times this close after the logical epoch are row numbers, not moments.
@@ -123,29 +180,54 @@ def forest_text(
     moment = now or datetime.now(UTC)
     lines: list[str] = []
 
-    def walk(n: ForestNode, prefix: str, last: bool, top: bool) -> None:
+    # Depth first with an explicit stack, children in order: (node, prefix, last, top).
+    stack = [(root, "", True, True) for root in reversed(forest)]
+    while stack:
+        n, prefix, last, top = stack.pop()
         branch = "" if top else ("└─ " if last else "├─ ")
         lines.append(f"{prefix}{branch}{_label(n, moment, color)}")
         child_prefix = prefix if top else prefix + ("   " if last else "│  ")
-        for i, child in enumerate(n.children):
-            walk(child, child_prefix, i == len(n.children) - 1, False)
-
-    for root in forest:
-        walk(root, "", True, True)
+        count = len(n.children)
+        stack.extend(
+            (child, child_prefix, i == count - 1, False)
+            for i, child in reversed(list(enumerate(n.children)))
+        )
     return "\n".join(lines) if lines else "(no live agents)"
 
 
+def _preorder(forest: tuple[ForestNode, ...]) -> Iterator[ForestNode]:
+    """Every node of the forest, each before its children, children in order; with an
+    explicit stack (a chain of agents may be deeper than Python's recursion limit)."""
+    stack = list(reversed(forest))
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
 def _graph_ids(forest: tuple[ForestNode, ...]) -> dict[int, str]:
-    ids: dict[int, str] = {}
+    return {id(n): f"n{i}" for i, n in enumerate(_preorder(forest))}
 
-    def walk(n: ForestNode) -> None:
-        ids[id(n)] = f"n{len(ids)}"
-        for c in n.children:
-            walk(c)
 
-    for root in forest:
-        walk(root)
-    return ids
+def _graph_lines(
+    forest: tuple[ForestNode, ...],
+    node: Callable[[ForestNode], str],
+    edge: Callable[[ForestNode, ForestNode], str],
+) -> list[str]:
+    """A node's line, then for each child its subtree's lines and the edge to it, as the
+    graphs have always been written; with an explicit stack."""
+    lines: list[str] = []
+    stack: list[tuple[ForestNode, ForestNode | None]] = [(n, None) for n in reversed(forest)]
+    while stack:
+        n, parent = stack.pop()
+        if parent is not None:
+            lines.append(edge(parent, n))
+            continue
+        lines.append(node(n))
+        for c in reversed(n.children):
+            stack.append((c, n))  # the edge, once the child's subtree is written
+            stack.append((c, None))
+    return lines
 
 
 #: What the graphs write on the uncertain link from its root to a node placed ambiguous
@@ -153,45 +235,59 @@ def _graph_ids(forest: tuple[ForestNode, ...]) -> dict[int, str]:
 AMBIGUOUS_LABEL = "ambiguous"
 
 
+#: What a Mermaid label cannot hold raw, and the entity code Mermaid writes it with: ``#``
+#: first (it begins every code), then the label's quote and what HTML would read as markup.
+MERMAID_CODES = (("#", "#35;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;"), ("&", "#amp;"))
+
+
+def mermaid_text(value: str) -> str:
+    """``value`` fit for a quoted Mermaid label: control characters escaped
+    (:func:`safe_id`), then every character that could end the label or add markup to it
+    written as an entity code, so no id or type can draw a node or an edge of its own."""
+    text = safe_id(value)
+    for raw, code in MERMAID_CODES:
+        text = text.replace(raw, code)
+    return text
+
+
+def dot_text(value: str) -> str:
+    """``value`` fit for a quoted Graphviz label: control characters escaped
+    (:func:`safe_id`), then backslashes and quotes."""
+    return safe_id(value).replace("\\", "\\\\").replace('"', '\\"')
+
+
 def forest_mermaid(forest: tuple[ForestNode, ...]) -> str:
     """A Mermaid flowchart of the forest. A node placed ambiguous under its root is linked
-    to it by a dotted, labelled arrow: never drawn as a parent edge."""
+    to it by a dotted, labelled arrow: never drawn as a parent edge. Every part of a label
+    is escaped (:func:`mermaid_text`)."""
     ids = _graph_ids(forest)
-    lines = ["flowchart TD"]
 
     def label(n: ForestNode) -> str:
-        text = safe_id(n.conversation).replace('"', "#quot;")
-        kind = f"<br/>{safe_id(n.subagent.type)}" if n.subagent and n.subagent.type else ""
-        return f'{ids[id(n)]}["{text}{kind}<br/>{n.status}"]'
+        text = mermaid_text(n.conversation)
+        kind = f"<br/>{mermaid_text(n.subagent.type)}" if n.subagent and n.subagent.type else ""
+        return f'  {ids[id(n)]}["{text}{kind}<br/>{mermaid_text(n.status)}"]'
 
-    def walk(n: ForestNode) -> None:
-        lines.append(f"  {label(n)}")
-        for c in n.children:
-            walk(c)
-            link = f"-. {AMBIGUOUS_LABEL} .->" if c.ambiguous else "-->"
-            lines.append(f"  {ids[id(n)]} {link} {ids[id(c)]}")
+    def edge(parent: ForestNode, child: ForestNode) -> str:
+        link = f"-. {AMBIGUOUS_LABEL} .->" if child.ambiguous else "-->"
+        return f"  {ids[id(parent)]} {link} {ids[id(child)]}"
 
-    for root in forest:
-        walk(root)
-    return "\n".join(lines)
+    return "\n".join(["flowchart TD", *_graph_lines(forest, label, edge)])
 
 
 def forest_dot(forest: tuple[ForestNode, ...]) -> str:
     """A Graphviz digraph of the forest. A node placed ambiguous under its root is linked
-    to it by a dashed, labelled edge: never drawn as a parent edge."""
+    to it by a dashed, labelled edge: never drawn as a parent edge. Every part of a label
+    is escaped (:func:`dot_text`)."""
     ids = _graph_ids(forest)
-    lines = ["digraph lineage {", "  node [shape=box];"]
 
-    def walk(n: ForestNode) -> None:
-        text = safe_id(n.conversation).replace("\\", "\\\\").replace('"', '\\"')
+    def label(n: ForestNode) -> str:
         style = "" if n.status == "live" else ", style=dashed"
-        lines.append(f'  {ids[id(n)]} [label="{text}\\n{n.status}"{style}];')
-        for c in n.children:
-            walk(c)
-            link = f' [style=dashed, label="{AMBIGUOUS_LABEL}"]' if c.ambiguous else ""
-            lines.append(f"  {ids[id(n)]} -> {ids[id(c)]}{link};")
+        text = f"{dot_text(n.conversation)}\\n{dot_text(n.status)}"
+        return f'  {ids[id(n)]} [label="{text}"{style}];'
 
-    for root in forest:
-        walk(root)
-    lines.append("}")
+    def edge(parent: ForestNode, child: ForestNode) -> str:
+        link = f' [style=dashed, label="{AMBIGUOUS_LABEL}"]' if child.ambiguous else ""
+        return f"  {ids[id(parent)]} -> {ids[id(child)]}{link};"
+
+    lines = ["digraph lineage {", "  node [shape=box];", *_graph_lines(forest, label, edge), "}"]
     return "\n".join(lines)

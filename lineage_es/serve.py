@@ -10,6 +10,7 @@ no CORS headers (a web page cannot read its answers).
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import socket
 import sys
 import threading
@@ -23,7 +24,7 @@ import orjson
 
 from lineage_es.errors import AmbiguousConversation, LineageError, UnknownConversation
 from lineage_es.model import to_json
-from lineage_es.render import forest_json
+from lineage_es.render import dumps_deep, forest_data
 
 if TYPE_CHECKING:
     from lineage_es.engine import Engine
@@ -60,8 +61,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+class Encoded(bytes):
+    """An answer already written as JSON: the tree, which may be nested deeper than orjson
+    writes (:func:`lineage_es.render.dumps_deep`)."""
+
+
 def answer(engine: Engine, target: str) -> Any:
-    """The JSON data for a GET of ``target`` (path and query); :class:`ApiError` otherwise."""
+    """The JSON data for a GET of ``target`` (path and query), or :class:`Encoded` JSON;
+    :class:`ApiError` otherwise."""
     parts = urlsplit(target)
     query = parse_qs(parts.query, keep_blank_values=True)
     path = parts.path
@@ -72,7 +79,7 @@ def answer(engine: Engine, target: str) -> Any:
         include = _flag(query, "all")
         root = _one(query, "root")
         forest = engine.forest(host, include_stopped=include, root=root)
-        return orjson.loads(forest_json(forest))
+        return Encoded(dumps_deep(forest_data(forest)))
     if path.startswith("/lineage/"):
         return to_json(engine.lineage(_id(path, "/lineage/"), host))
     if path.startswith("/chain/"):
@@ -118,6 +125,15 @@ def _id(path: str, prefix: str) -> str:
     if not conversation:
         raise ApiError(HTTPStatus.BAD_REQUEST, f"name a conversation: {prefix}ID")
     return conversation
+
+
+#: What a logged request line has its control characters and backslashes written as, as
+#: the standard library's own ``log_message`` does: a client must not write escape sequences
+#: to the operator's terminal.
+CONTROL_ESCAPES = str.maketrans(
+    {c: f"\\x{c:02x}" for c in itertools.chain(range(0x20), range(0x7F, 0xA0))}
+    | {ord("\\"): "\\\\"}
+)
 
 
 def make_handler(engine: Engine, *, check_host: bool) -> type[BaseHTTPRequestHandler]:
@@ -170,7 +186,7 @@ def make_handler(engine: Engine, *, check_host: bool) -> type[BaseHTTPRequestHan
             include_body: bool = True,
             extra: dict[str, str] | None = None,
         ) -> None:
-            data = orjson.dumps(body) + b"\n"
+            data = (body if isinstance(body, Encoded) else orjson.dumps(body)) + b"\n"
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -185,7 +201,8 @@ def make_handler(engine: Engine, *, check_host: bool) -> type[BaseHTTPRequestHan
         def log_message(self, format: str, *args: Any) -> None:
             log = getattr(self.server, "log", None)
             if log is not None:
-                log(f"{self.address_string()} {format % args}")
+                message = (format % args).translate(CONTROL_ESCAPES)
+                log(f"{self.address_string()} {message}")
 
     return Handler
 
@@ -233,8 +250,8 @@ def make_server(
         raise LineageError(f"port {port} is not a TCP port: use 0 (any free one) to 65535")
     if not is_loopback(host) and not allow_remote:
         raise LineageError(
-            f"refusing to listen on {host}: it is reachable from other machines, and the "
-            "journal names every project you work on; pass --allow-remote if you mean it"
+            f"refusing to listen on {host} (--bind): it is reachable from other machines, and "
+            "the journal names every project you work on; pass --allow-remote if you mean it"
         )
     try:
         kind = LineageServer6 if ":" in host else LineageServer

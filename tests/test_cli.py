@@ -166,3 +166,52 @@ def test_hook_help_lists_the_store_option_and_its_environment_variable() -> None
     options = out.split("Options:", 1)[1]
     assert code == 0 and "--store URL" in options and "LINEAGE_STORE" in options
     assert "--record FILE" in options and "--print-lineage" in options
+
+
+@pytest.fixture(scope="module")
+def deep_store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A root D0 with a chain of 600 agents below it, each spawned by the last."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('deep') / 'journal.sqlite'}"
+    with open_engine(url) as engine:
+        feed = Feed(engine)
+        feed.root("D0")
+        parent = "D0"
+        for i in range(1, 601):
+            feed.spawn("D0", parent, f"k{i}")
+            feed.start("D0", f"D{i}")
+            parent = f"D{i}"
+    return url
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "mermaid", "dot"])
+def test_tree_draws_a_chain_600_deep_in_every_format(deep_store: str, fmt: str) -> None:
+    code, out = run("tree", "--format", fmt, "--store", deep_store)
+    assert code == 0 and "D600" in out
+
+
+def test_tree_json_of_a_chain_600_deep_nests_every_agent(deep_store: str) -> None:
+    code, out = run("tree", "--format", "json", "--store", deep_store)
+    assert code == 0 and out.count('"conversation"') == 601
+
+
+@pytest.mark.parametrize(
+    "args", [("rename", "A", "scout"), ("delete", "A")], ids=["rename", "delete"]
+)
+def test_rename_and_delete_on_a_store_that_does_not_exist_create_nothing(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    missing = tmp_path / "typo.sqlite"
+    code, out = run(*args, "--store", f"sqlite:///{missing}")
+    assert code == 2 and "no journal at" in out and not missing.exists()
+
+
+def test_delete_says_how_many_nodes_it_deleted(store: str) -> None:
+    code, out = run("delete", "A", "--store", store)
+    assert code == 0 and "deleted 2 nodes" in out
+
+
+def test_an_id_known_under_several_hosts_suggests_host(store: str) -> None:
+    with open_engine(store) as engine:
+        Feed(engine, "codex").root("R")
+    code, out = run("chain", "R", "--store", store)
+    assert code == 2 and "known under several hosts" in out and "--host" in out

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 
 from lineage_es.facts import LOGICAL_EPOCH
-from lineage_es.model import ForestNode
+from lineage_es.model import ForestNode, Subagent
 from lineage_es.render import forest_dot, forest_json, forest_mermaid, forest_text
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -97,3 +97,102 @@ def test_json_of_an_unambiguous_node_keeps_exactly_its_contract_keys() -> None:
         "children",
     ]
     assert list(root) == contract and list(root["children"][0]) == contract
+
+
+def chain(length: int) -> tuple[ForestNode, ...]:
+    """A root with a chain of ``length`` agents below it, each the only child of the last."""
+    below: tuple[ForestNode, ...] = ()
+    for depth in range(length, -1, -1):
+        below = (
+            ForestNode(
+                conversation=f"D{depth}",
+                host="claude",
+                depth=depth,
+                status="live",
+                resolution="native" if depth == 0 else "confirmed",
+                started_at=NOW.isoformat(),
+                children=below,
+            ),
+        )
+    return below
+
+
+DEEP = chain(1200)  # deeper than Python's recursion limit and orjson's nesting limit
+
+
+def test_text_draws_a_chain_deeper_than_the_recursion_limit() -> None:
+    lines = forest_text(DEEP, now=NOW).splitlines()
+    assert len(lines) == 1201 and lines[-1].startswith(" " * 3 * 1199 + "└─ ● D1200")
+
+
+def test_json_writes_a_chain_deeper_than_the_recursion_limit() -> None:
+    text = forest_json(DEEP)
+    assert text.count(b'"conversation"') == 1201 and text.endswith(b"\n    }\n  ]\n}")
+
+
+def test_mermaid_draws_a_chain_deeper_than_the_recursion_limit() -> None:
+    lines = forest_mermaid(DEEP).splitlines()
+    assert lines[1201] == '  n1200["D1200<br/>live"]' and lines[-1] == "  n0 --> n1"
+
+
+def test_dot_draws_a_chain_deeper_than_the_recursion_limit() -> None:
+    lines = forest_dot(DEEP).splitlines()
+    assert "  n1199 -> n1200;" in lines and lines[-2] == "  n0 -> n1;"
+
+
+def test_json_is_laid_out_as_orjson_lays_it_out() -> None:
+    data = orjson.loads(forest_json(FOREST))
+    assert forest_json(FOREST) == orjson.dumps(data, option=orjson.OPT_INDENT_2)
+
+
+def test_json_of_an_empty_forest_is_an_empty_list_of_roots() -> None:
+    assert forest_json(()) == orjson.dumps({"roots": []}, option=orjson.OPT_INDENT_2)
+
+
+def typed(kind: str, conversation: str = "a1") -> tuple[ForestNode, ...]:
+    """A root with one child whose subagent type is ``kind``."""
+    child = ForestNode(
+        conversation=conversation,
+        host="claude",
+        depth=1,
+        status="live",
+        resolution="inferred",
+        started_at=NOW.isoformat(),
+        subagent=Subagent(id="a1", type=kind),
+    )
+    return (
+        ForestNode(
+            conversation="r1",
+            host="claude",
+            depth=0,
+            status="live",
+            resolution="native",
+            started_at=NOW.isoformat(),
+            children=(child,),
+        ),
+    )
+
+
+def test_mermaid_escapes_a_subagent_type_that_would_draw_a_node_and_an_edge() -> None:
+    lines = forest_mermaid(typed('x"] --> n9["injected')).splitlines()
+    assert lines == [
+        "flowchart TD",
+        '  n0["r1<br/>live"]',
+        '  n1["a1<br/>x#quot;] --#gt; n9[#quot;injected<br/>live"]',
+        "  n0 --> n1",
+    ]
+
+
+def test_mermaid_escapes_markup_in_an_id_and_a_type() -> None:
+    label = forest_mermaid(typed("<img src=x>", conversation="<b>&")).splitlines()[2]
+    assert label == '  n1["#lt;b#gt;#amp;<br/>#lt;img src=x#gt;<br/>live"]'
+
+
+def test_mermaid_escapes_an_entity_code_written_in_an_id() -> None:
+    label = forest_mermaid(typed("general", conversation="a#quot;b")).splitlines()[2]
+    assert label == '  n1["a#35;quot;b<br/>general<br/>live"]'
+
+
+def test_dot_escapes_quotes_and_backslashes_in_an_id() -> None:
+    label = forest_dot(typed("general", conversation='a"] x [\\')).splitlines()[3]
+    assert label == '  n1 [label="a\\"] x [\\\\\\nlive"];'

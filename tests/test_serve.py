@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -149,8 +150,30 @@ def test_a_non_loopback_address_is_refused(engine: Engine) -> None:
 
 
 def test_cli_serve_on_a_public_address_exits_2_with_the_reason(store: str) -> None:
+    result = CliRunner().invoke(main, ["serve", "--bind", "0.0.0.0", "--store", store])
+    assert result.exit_code == 2 and "--allow-remote" in result.stderr
+
+
+def test_the_refusal_of_a_public_address_names_the_bind_option(engine: Engine) -> None:
+    with pytest.raises(LineageError, match="--bind"):
+        make_server(engine, "0.0.0.0", 0)
+
+
+def test_cli_serve_host_still_binds_and_says_it_is_deprecated(store: str) -> None:
     result = CliRunner().invoke(main, ["serve", "--host", "0.0.0.0", "--store", store])
     assert result.exit_code == 2 and "--allow-remote" in result.stderr
+    assert "deprecated, use --bind" in result.stderr
+
+
+def test_cli_serve_refuses_both_bind_and_host(store: str) -> None:
+    args = ["serve", "--bind", "::1", "--host", "0.0.0.0", "--store", store]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "once, with --bind" in result.stderr
+
+
+def test_cli_serve_help_names_bind_and_hides_host() -> None:
+    result = CliRunner().invoke(main, ["serve", "--help"])
+    assert "--bind" in result.output and "--host" not in result.output
 
 
 @pytest.mark.parametrize("port", ["99999", "-1"])
@@ -163,3 +186,50 @@ def test_cli_serve_on_a_port_out_of_range_exits_2_with_the_reason(store: str, po
 def test_a_port_out_of_range_is_refused_with_the_reason(engine: Engine) -> None:
     with pytest.raises(LineageError, match="not a TCP port"):
         make_server(engine, "127.0.0.1", 65536)
+
+
+def test_a_request_line_with_control_characters_is_logged_escaped(engine: Engine) -> None:
+    logged: list[str] = []
+    running = make_server(engine, "127.0.0.1", 0, log=logged.append)
+    serve_in_thread(running)
+    try:
+        address, port = running.server_address[:2]
+        with socket.create_connection((str(address), port), timeout=10) as client:
+            client.sendall(b"GET /\x1b[2J\x1b]0;owned\x07 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            client.recv(65536)
+    finally:
+        running.shutdown()
+        running.server_close()
+    assert logged and all(ord(c) >= 0x20 for line in logged for c in line)
+    assert "\\x1b[2J\\x1b]0;owned\\x07" in logged[0]
+
+
+@pytest.fixture
+def deep_engine(tmp_path: Path) -> Iterator[Engine]:
+    """A root D0 with a chain of 600 agents below it, each spawned by the last."""
+    with open_engine(f"sqlite:///{tmp_path / 'deep.sqlite'}") as opened:
+        feed = Feed(opened)
+        feed.root("D0")
+        parent = "D0"
+        for i in range(1, 601):
+            feed.spawn("D0", parent, f"k{i}")
+            feed.start("D0", f"D{i}")
+            parent = f"D{i}"
+        yield opened
+
+
+def test_tree_answers_a_chain_600_deep(deep_engine: Engine) -> None:
+    running = make_server(deep_engine, "127.0.0.1", 0)
+    serve_in_thread(running)
+    try:
+        address, port = running.server_address[:2]
+        connection = http.client.HTTPConnection(str(address), port, timeout=30)
+        connection.request("GET", "/tree")
+        response = connection.getresponse()
+        body = response.read()
+        connection.close()
+    finally:
+        running.shutdown()
+        running.server_close()
+    assert response.status == 200 and body.count(b'"conversation":') == 601
+    assert body.startswith(b'{"roots":[{"conversation":"D0",') and body.endswith(b"}]}\n")

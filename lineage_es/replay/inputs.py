@@ -76,7 +76,16 @@ class ObservationRow:
     own: bool = True
 
 
-Row = PayloadRow | McpRow | ObservationRow
+@dataclass(frozen=True, slots=True)
+class BadRow:
+    """A line of a hook capture or a recording that cannot be used, read leniently
+    (``read_rows(..., lenient=True)``): its number and why, the other lines still read."""
+
+    row: int
+    error: InputError
+
+
+Row = PayloadRow | McpRow | ObservationRow | BadRow
 
 
 class _TranscriptRow(Protocol):
@@ -126,32 +135,40 @@ def form_of(first: Mapping[str, Any]) -> Form:
     return "hooks"
 
 
-def detect_form(path: Path) -> Form:
-    """The form of the recording at ``path``, from its first non-blank line."""
+def detect_form(path: Path, *, lenient: bool = False) -> Form:
+    """The form of the recording at ``path``, from its first non-blank line (``lenient``:
+    its first line that is a JSON object)."""
     for number, line in scan_lines(path):
         if line.strip():
-            return form_of(parse_line(path, number, line))
+            try:
+                return form_of(parse_line(path, number, line))
+            except InputError:
+                if not lenient:
+                    raise
     raise InputError("the recording is empty: no rows to replay", path=str(path))
 
 
-def read_rows(path: Path, *, host: str | None = None) -> Iterator[Row]:
+def read_rows(path: Path, *, host: str | None = None, lenient: bool = False) -> Iterator[Row]:
     """The rows of ``path`` in order, whatever its form.
 
     ``host`` names the host of bare hook payloads (from ``--host`` or the expected file); without
-    it each payload's host is detected. Blank lines are skipped and keep their numbers.
+    it each payload's host is detected. Blank lines are skipped and keep their numbers. A line
+    that cannot be used raises :class:`InputError`; ``lenient``, a hook capture's or a
+    recording's is a :class:`BadRow` instead and the lines after it are read (each stands
+    alone; a transcript's rows do not, so its reader still stops there).
     """
     if host is not None and host not in HOSTS:
         raise InputError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
-    form = detect_form(path)
+    form = detect_form(path, lenient=lenient)
     implied = FORM_HOST.get(form)
     if implied is not None and host is not None and host != implied:
         raise InputError(
             f"the recording is a {form} (host {implied}), not host {host}", path=str(path)
         )
     if form == "hooks":
-        return _hook_rows(path, host)
+        return _hook_rows(path, host, lenient)
     if form == "recording":
-        return _recording_rows(path, host)
+        return _recording_rows(path, host, lenient)
     return _transcript_rows(path, form)
 
 
@@ -162,27 +179,40 @@ _RECORDING_FORM = "{host, at, payload} or {host, at, mcp}"
 _GIVEN = "the host given by --host or the expected file"
 
 
-def _hook_rows(path: Path, host: str | None) -> Iterator[Row]:
+def _hook_rows(path: Path, host: str | None, lenient: bool) -> Iterator[Row]:
     fixed = None if host is None else _as_host(host)
     previous: Host | None = None
     for number, line in scan_lines(path):
         if not line.strip():
             continue
-        payload = parse_line(path, number, line)
-        if _is_record(payload):
-            raise _bad(
-                path,
-                number,
-                f"the line is in the recording form ({_RECORDING_FORM}), but the file is a "
-                "capture of bare hook payloads (as its first line is): a file holds one form",
-            )
-        if fixed is not None:
-            reason = contradiction(payload, fixed, _GIVEN)
-            if reason is not None:
-                raise _bad(path, number, reason)
-        row_host = fixed if fixed is not None else _detected(path, number, payload, previous)
-        previous = row_host
-        yield PayloadRow(row=number, host=row_host, payload=payload, at=logical_time(number))
+        try:
+            row = _hook_row(path, number, line, fixed, previous)
+        except InputError as exc:
+            if not lenient or exc.line != number:
+                raise
+            yield BadRow(number, exc)
+            continue
+        previous = row.host
+        yield row
+
+
+def _hook_row(
+    path: Path, number: int, line: bytes, fixed: Host | None, previous: Host | None
+) -> PayloadRow:
+    payload = parse_line(path, number, line)
+    if _is_record(payload):
+        raise _bad(
+            path,
+            number,
+            f"the line is in the recording form ({_RECORDING_FORM}), but the file is a "
+            "capture of bare hook payloads (as its first line is): a file holds one form",
+        )
+    if fixed is not None:
+        reason = contradiction(payload, fixed, _GIVEN)
+        if reason is not None:
+            raise _bad(path, number, reason)
+    row_host = fixed if fixed is not None else _detected(path, number, payload, previous)
+    return PayloadRow(row=number, host=row_host, payload=payload, at=logical_time(number))
 
 
 def _is_record(line: Mapping[str, Any]) -> bool:
@@ -206,46 +236,54 @@ def _detected(path: Path, number: int, payload: Mapping[str, Any], previous: Hos
     raise _bad(path, number, unknown.reason) from None
 
 
-def _recording_rows(path: Path, host: str | None) -> Iterator[Row]:
+def _recording_rows(path: Path, host: str | None, lenient: bool) -> Iterator[Row]:
     for number, line in scan_lines(path):
         if not line.strip():
             continue
-        record = parse_line(path, number, line)
-        if not {"host", "payload", "mcp"} & record.keys():
-            kind = "a bare hook payload" if "hook_event_name" in record else "no recorded row"
-            raise _bad(
-                path,
-                number,
-                f"the line is not in the recording form ({_RECORDING_FORM}) the file's first "
-                f"line is in: it holds {kind}, and a file holds one form",
-            )
-        row_host = record.get("host")
-        if row_host not in HOSTS:
-            raise _bad(path, number, f"'host' must be one of {', '.join(HOSTS)}, not {row_host!r}")
-        if host is not None and row_host != host:
-            raise _bad(path, number, f"row is from host {row_host}, but the host given is {host}")
-        at = parse_time(record.get("at"))
-        if at is None:
-            raise _bad(path, number, "'at' must be an ISO-8601 time (when the row was received)")
-        if ("payload" in record) == ("mcp" in record):
-            raise _bad(path, number, "a recorded row holds exactly one of 'payload' or 'mcp'")
-        if "payload" in record:
-            payload = record["payload"]
-            if not isinstance(payload, dict):
-                raise _bad(path, number, "'payload' must be a JSON object")
-            reason = contradiction(payload, row_host, "the row's host")
-            if reason is not None:
-                raise _bad(path, number, reason)
-            yield PayloadRow(row=number, host=_as_host(row_host), payload=payload, at=at)
-            continue
-        mcp = record["mcp"]
-        if not isinstance(mcp, dict) or not isinstance(mcp.get("_meta"), dict):
-            raise _bad(path, number, "'mcp' must be an object with a '_meta' object")
-        tool = mcp.get("tool")
-        if not isinstance(tool, str):
-            raise _bad(path, number, "'mcp.tool' must be the tool's name")
-        _check_meta(path, number, _as_host(row_host), mcp["_meta"])
-        yield McpRow(row=number, host=_as_host(row_host), tool=tool, meta=mcp["_meta"], at=at)
+        try:
+            yield _recording_row(path, number, line, host)
+        except InputError as exc:
+            if not lenient or exc.line != number:
+                raise
+            yield BadRow(number, exc)
+
+
+def _recording_row(path: Path, number: int, line: bytes, host: str | None) -> Row:
+    record = parse_line(path, number, line)
+    if not {"host", "payload", "mcp"} & record.keys():
+        kind = "a bare hook payload" if "hook_event_name" in record else "no recorded row"
+        raise _bad(
+            path,
+            number,
+            f"the line is not in the recording form ({_RECORDING_FORM}) the file's first "
+            f"line is in: it holds {kind}, and a file holds one form",
+        )
+    row_host = record.get("host")
+    if row_host not in HOSTS:
+        raise _bad(path, number, f"'host' must be one of {', '.join(HOSTS)}, not {row_host!r}")
+    if host is not None and row_host != host:
+        raise _bad(path, number, f"row is from host {row_host}, but the host given is {host}")
+    at = parse_time(record.get("at"))
+    if at is None:
+        raise _bad(path, number, "'at' must be an ISO-8601 time (when the row was received)")
+    if ("payload" in record) == ("mcp" in record):
+        raise _bad(path, number, "a recorded row holds exactly one of 'payload' or 'mcp'")
+    if "payload" in record:
+        payload = record["payload"]
+        if not isinstance(payload, dict):
+            raise _bad(path, number, "'payload' must be a JSON object")
+        reason = contradiction(payload, row_host, "the row's host")
+        if reason is not None:
+            raise _bad(path, number, reason)
+        return PayloadRow(row=number, host=_as_host(row_host), payload=payload, at=at)
+    mcp = record["mcp"]
+    if not isinstance(mcp, dict) or not isinstance(mcp.get("_meta"), dict):
+        raise _bad(path, number, "'mcp' must be an object with a '_meta' object")
+    tool = mcp.get("tool")
+    if not isinstance(tool, str):
+        raise _bad(path, number, "'mcp.tool' must be the tool's name")
+    _check_meta(path, number, _as_host(row_host), mcp["_meta"])
+    return McpRow(row=number, host=_as_host(row_host), tool=tool, meta=mcp["_meta"], at=at)
 
 
 def _check_meta(path: Path, number: int, host: Host, meta: Mapping[str, Any]) -> None:

@@ -1,0 +1,143 @@
+"""`lineage ingest`: every recording a folder holds goes in, bad lines are named and skipped,
+and the summary says what was passed over and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+from click.testing import CliRunner
+
+from lineage_es.cli import main
+from lineage_es.engine import open_engine
+from tests.test_claude_transcript import (
+    CHILD,
+    SESSION,
+    agent_rows,
+    spawn_session,
+    subagents,
+    write,
+)
+
+
+def start(session: str) -> dict[str, Any]:
+    return {"session_id": session, "hook_event_name": "SessionStart", "source": "startup"}
+
+
+def capture(path: Path, *lines: dict[str, Any] | str) -> Path:
+    """A capture of bare Claude hook payloads; a string is written as the line it is."""
+    return write(path, lines)
+
+
+def ingest(*args: str | Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["ingest", "--quiet", *map(str, args)])
+    return result.exit_code, result.output
+
+
+def conversations(store: str) -> set[str]:
+    with open_engine(store, create=False) as engine:
+        forest = engine.forest(include_stopped=True)
+    found: set[str] = set()
+    stack = list(forest)
+    while stack:
+        node = stack.pop()
+        found.add(node.conversation)
+        stack.extend(node.children)
+    return found
+
+
+def store_in(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'journal.sqlite'}"
+
+
+def test_a_folder_gives_every_file_in_a_form_ingest_reads_whatever_its_name(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "in"
+    capture(folder / "a.ndjson", start("R1"))
+    capture(folder / "b.log", start("R2"))
+    code, out = ingest(folder, "--store", store_in(tmp_path))
+    assert code == 0 and "ingested 2 rows from 2 recordings" in out
+    assert conversations(store_in(tmp_path)) == {"R1", "R2"}
+
+
+def test_the_summary_counts_the_files_a_folder_walk_passed_over_by_why(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    capture(folder / "a.jsonl", start("R1"))
+    (folder / "LICENSE.txt").write_text("MIT License\n")
+    (folder / "pretty.json").write_text('{\n  "a": 1\n}\n')
+    (folder / "other.json").write_text('{"name": "not a payload"}\n')
+    (folder / "empty.jsonl").write_text("")
+    code, out = ingest(folder, "--store", store_in(tmp_path))
+    assert code == 0 and "ingested 1 rows from 1 recordings" in out
+    assert "skipped 4 files: empty (1), not a recording (3)" in out
+
+
+def test_agent_files_whose_session_file_is_absent_are_recordings_of_their_own(
+    tmp_path: Path,
+) -> None:
+    write(subagents(tmp_path / "in") / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3, 4, 5))
+    code, out = ingest(tmp_path / "in", "--store", store_in(tmp_path))
+    assert code == 0 and "from 1 recordings" in out and "ingested 0 rows" not in out
+    assert CHILD in conversations(store_in(tmp_path))
+
+
+def test_agent_files_beside_their_session_file_are_read_with_it_only(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    write(subagents(folder) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3, 4, 5))
+    spawn_session(folder)
+    code, out = ingest(folder, "--store", store_in(tmp_path))
+    assert code == 0 and "from 1 recordings" in out and "skipped" not in out
+    assert {SESSION, CHILD} <= conversations(store_in(tmp_path))
+
+
+def test_a_bad_line_is_named_and_skipped_and_every_row_after_it_goes_in(tmp_path: Path) -> None:
+    path = capture(tmp_path / "c.jsonl", start("R1"), "not json", start("R2"), start("R3"))
+    _, out = ingest(path, "--store", store_in(tmp_path))
+    assert f"{path}:2: line is not JSON" in out
+    assert "ingested 3 rows from 1 recordings; skipped 1 bad line" in out
+    assert conversations(store_in(tmp_path)) == {"R1", "R2", "R3"}
+
+
+def test_every_bad_line_is_named_with_its_reason(tmp_path: Path) -> None:
+    lines = ("[1]", start("R1"), {"neither": "host"}, start("R2"))
+    path = capture(tmp_path / "c.jsonl", *lines)
+    _, out = ingest(path, "--store", store_in(tmp_path))
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert [e.split(": ", 2)[1] for e in errors] == [f"{path}:1", f"{path}:3"]
+    assert conversations(store_in(tmp_path)) == {"R1", "R2"}
+
+
+def test_a_bad_line_makes_the_exit_status_1(tmp_path: Path) -> None:
+    path = capture(tmp_path / "c.jsonl", start("R1"), "not json")
+    assert ingest(path, "--store", store_in(tmp_path))[0] == 1
+
+
+def test_a_file_named_that_is_not_a_recording_makes_the_exit_status_1(tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").write_text("")
+    code, out = ingest(tmp_path / "empty.jsonl", "--store", store_in(tmp_path))
+    assert code == 1 and "the recording is empty" in out
+
+
+def test_a_recorded_row_that_is_bad_is_skipped_too(tmp_path: Path) -> None:
+    good = {"host": "claude", "at": "2026-09-03T08:00:00Z", "payload": start("R1")}
+    bad = {"host": "claude", "at": "never", "payload": start("R2")}
+    later = {"host": "claude", "at": "2026-09-03T08:00:02Z", "payload": start("R3")}
+    path = capture(tmp_path / "r.jsonl", good, bad, later)
+    code, out = ingest(path, "--store", store_in(tmp_path))
+    assert code == 1 and f"{path}:2: 'at' must be an ISO-8601 time" in out
+    assert conversations(store_in(tmp_path)) == {"R1", "R3"}
+
+
+def test_a_transcript_is_kept_up_to_its_last_good_row_and_says_so(tmp_path: Path) -> None:
+    path = spawn_session(tmp_path)
+    path.write_bytes(path.read_bytes() + b"not json\n" + orjson.dumps({"type": "user"}) + b"\n")
+    code, out = ingest(path, "--store", store_in(tmp_path))
+    assert code == 1 and "the rest of the transcript was not read" in out
+    assert SESSION in conversations(store_in(tmp_path))
+
+
+def test_help_says_bad_lines_are_skipped_and_what_the_exit_status_means() -> None:
+    out = CliRunner().invoke(main, ["ingest", "--help"]).output
+    assert "skipped" in out and "1 when some lines" in out
