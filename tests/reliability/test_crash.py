@@ -127,9 +127,12 @@ def fill(engine: Engine, count: int) -> None:
         engine.observe("claude", item.payload, at=item.at)
 
 
-def test_a_rebuild_killed_at_random_points_leaves_a_view_that_recovers(
+def test_a_rebuild_killed_at_random_points_leaves_the_view_whole(
     tmp_path: Path, workers: Workers, figures: Report
 ) -> None:
+    """The worker rebuilds over and over until it is killed, so each kill lands in a rebuild
+    (replaying into its fresh view, or putting it in place): the store's view is the whole
+    one either way, never an emptied or half-rebuilt one, with nothing to catch up."""
     path = tmp_path / "journal.sqlite"
     store = f"sqlite:///{path}"
     with open_engine(store) as engine:
@@ -137,7 +140,6 @@ def test_a_rebuild_killed_at_random_points_leaves_a_view_that_recovers(
         events = engine.position()
         expected = engine.view.all_rows()
     rnd = random.Random(7)
-    interrupted = 0
     for _ in range(REBUILD_TRIALS):
         process = workers.start("rebuild", "--store", store)
         workers.ready(process)
@@ -146,11 +148,7 @@ def test_a_rebuild_killed_at_random_points_leaves_a_view_that_recovers(
         process.wait()
         with open_engine(store) as engine:
             assert integrity(path) == "ok"
-            assert view_is_a_prefix(engine)
-            if engine.view.position() < events:
-                interrupted += 1
-            engine.catch_up()
+            assert engine.view.position() == events
             assert engine.view.all_rows() == expected
             assert verify_journal(engine).ok
-    assert interrupted > 0, "no kill landed during a rebuild: the test proved nothing"
-    figures(rebuild_kills=REBUILD_TRIALS, interrupted_mid_rebuild=interrupted, events=events)
+    figures(rebuild_kills=REBUILD_TRIALS, events=events)
