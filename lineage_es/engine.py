@@ -707,10 +707,9 @@ class Engine:
         leaving = root.move_subtree(requester, at=unit.at, fact=unit.key)
         root.undo_binding(requester, at=unit.at, fact=unit.key)
         unit.moves[requester] = requester
+        # Its root starts now, not at its first child's start: until this very fact it was
+        # the other root's child, and a view as of any earlier time must show it so, once.
         own = unit.start_root(requester, source, observation.workspace)
-        starts = [n["node"]["started"] for n in leaving["nodes"] if n["node"].get("started")]
-        if starts:  # it started before anything it started: its root is re-dated to that
-            own.see_root(at=datetime.fromisoformat(min(starts)), fact=unit.key)
         if leaving["nodes"] or leaving["spawns"]:
             shown = {
                 row.key: {

@@ -8,11 +8,13 @@ conversation no payload links to R, in the same ``workspace_roots``.
 
 from __future__ import annotations
 
+import itertools
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from lineage_es.engine import Engine
+from lineage_es.engine import Engine, open_engine
 from lineage_es.model import ForestNode
 from tests.helpers import Feed
 
@@ -394,6 +396,17 @@ def test_a_moved_subtree_survives_a_rebuild(misbound: Engine) -> None:
     )
 
 
-def test_the_unbound_root_is_listed_before_the_subagents_it_started(misbound: Engine) -> None:
-    undo(misbound)
-    assert [m.conversation for m in misbound.family("C", "cursor")] == ["C", "KC"]
+EPOCH = datetime(2026, 5, 1, tzinfo=UTC)
+
+
+def test_as_of_a_time_before_the_undo_the_conversation_is_the_old_roots_child_once() -> None:
+    ticks = itertools.count(1)
+    with open_engine("memory://", clock=lambda: EPOCH + timedelta(seconds=next(ticks))) as engine:
+        engine.observe("cursor", hook(ROOT, "beforeSubmitPrompt", prompt="one task"))
+        spawn(engine, "K")
+        read(engine, "C")
+        spawn(engine, "KC", parent="C")
+        before = EPOCH + timedelta(seconds=next(ticks) - 0.5)
+        undo(engine)
+        rows = engine.as_of(time=before).view.find("C")
+    assert [(row.root, row.depth) for row in rows] == [(ROOT, 1)]
