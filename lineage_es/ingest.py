@@ -91,19 +91,33 @@ def _read_with_its_session(path: Path) -> bool:
     return (session.parent / f"{session.name}.jsonl").is_file()
 
 
+#: How many lines a folder walk looks at for a file's first row: a recording whose first
+#: lines are torn is still one (its bad lines are reported when it is read).
+LOOK_AHEAD = 8
+
+
 def _not_a_recording(path: Path) -> str | None:
-    """Why ``path`` is not a recording, judged by its first row; ``None`` when it is one."""
+    """Why ``path`` is not a recording, judged by its first row (the first of its first
+    :data:`LOOK_AHEAD` lines that is a JSON object); ``None`` when it is one."""
+    first: dict[str, object] | None = None
+    seen = 0
     try:
         for number, line in scan_lines(path):
-            if line.strip():
+            if not line.strip():
+                continue
+            seen += 1
+            try:
                 first = parse_line(path, number, line)
                 break
-        else:
-            return EMPTY
+            except InputError:
+                if seen >= LOOK_AHEAD:
+                    return NOT_A_RECORDING
     except InputError:
         return NOT_A_RECORDING
     except OSError:
         return UNREADABLE
+    if first is None:
+        return NOT_A_RECORDING if seen else EMPTY
     if form_of(first) != "hooks" or "hook_event_name" in first:
         return None
     try:  # the form every other JSON object falls to: a payload only if a host knows it

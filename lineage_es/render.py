@@ -67,9 +67,10 @@ def forest_data(forest: tuple[ForestNode, ...]) -> dict[str, object]:
 
 def dumps_deep(value: object, *, indent: bool = False) -> bytes:
     """``orjson.dumps(value)`` (with ``indent``: ``option=orjson.OPT_INDENT_2``), byte for
-    byte, for plain JSON data of any depth: orjson refuses data nested deeper than 255
-    levels, and a tree of agents may be. Objects and arrays are walked with an explicit
-    stack; every scalar and key is written by orjson."""
+    byte, for plain JSON data of any depth (objects with string keys, lists and tuples,
+    scalars): orjson refuses data nested deeper than 255 levels, and a tree of agents may
+    be. Objects and arrays are walked with an explicit stack; every scalar and key is
+    written by orjson."""
     parts: list[bytes] = []
     colon = b": " if indent else b":"
     # Each frame: the items still to write (key or None, value), its closing bracket, depth.
@@ -82,7 +83,7 @@ def dumps_deep(value: object, *, indent: bool = False) -> bytes:
             parts.append(b"{")
             stack.append((iter(item.items()), b"}", depth + 1))
             return True
-        if isinstance(item, list) and item:
+        if isinstance(item, list | tuple) and item:
             parts.append(b"[")
             stack.append((((None, v) for v in item), b"]", depth + 1))
             return True

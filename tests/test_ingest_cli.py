@@ -100,6 +100,15 @@ def test_a_bad_line_is_named_and_skipped_and_every_row_after_it_goes_in(tmp_path
     assert conversations(store_in(tmp_path)) == {"R1", "R2", "R3"}
 
 
+def test_a_folder_takes_a_capture_whose_first_line_is_torn(tmp_path: Path) -> None:
+    folder = tmp_path / "captures"
+    folder.mkdir()
+    capture(folder / "c.jsonl", '{"session', start("R1"))
+    _, out = ingest(folder, "--store", store_in(tmp_path))
+    assert "c.jsonl:1: line is not JSON" in out
+    assert conversations(store_in(tmp_path)) == {"R1"}
+
+
 def test_every_bad_line_is_named_with_its_reason(tmp_path: Path) -> None:
     lines = ("[1]", start("R1"), {"neither": "host"}, start("R2"))
     path = capture(tmp_path / "c.jsonl", *lines)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import orjson
+import pytest
 
 from lineage_es.facts import LOGICAL_EPOCH
 from lineage_es.model import ForestNode, Subagent
-from lineage_es.render import forest_dot, forest_json, forest_mermaid, forest_text
+from lineage_es.render import dumps_deep, forest_dot, forest_json, forest_mermaid, forest_text
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -143,6 +144,13 @@ def test_dot_draws_a_chain_deeper_than_the_recursion_limit() -> None:
 def test_json_is_laid_out_as_orjson_lays_it_out() -> None:
     data = orjson.loads(forest_json(FOREST))
     assert forest_json(FOREST) == orjson.dumps(data, option=orjson.OPT_INDENT_2)
+
+
+@pytest.mark.parametrize("indent", [False, True])
+def test_the_deep_writer_lays_out_tuples_as_orjson_does(indent: bool) -> None:
+    data = {"a": (1, {"b": ()}), "c": [(2,), "x"]}
+    option = orjson.OPT_INDENT_2 if indent else 0
+    assert dumps_deep(data, indent=indent) == orjson.dumps(data, option=option)
 
 
 def test_json_of_an_empty_forest_is_an_empty_list_of_roots() -> None:
