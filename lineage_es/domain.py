@@ -1079,7 +1079,11 @@ class RootLineage(Aggregate):
         provisional stop first), unless the stop is ``reported`` by another node (a parent's
         result, a close: that says it was done by then, not that it ran until then); to an
         earlier stop when it stopped provisionally only with its root (its own record,
-        read late, shows where it stopped). A node stopped for good stays as it stopped."""
+        read late, shows where it stopped). A node stopped for good stays as it stopped.
+
+        No node outlives its root's session (LINEAGE.md): while the root is stopped for good
+        (its session ended), a stop after that end is capped at it, for good, as the end would
+        have stopped the node (:meth:`_cap`)."""
         found = self._find(conversation, spawn_key)
         if found is None:
             return
@@ -1088,6 +1092,9 @@ class RootLineage(Aggregate):
         if found[0] == self.conversation:
             if node["status"] == LIVE or later:
                 self.end_session(at=at, fact=fact, provisional=provisional)
+            return
+        end = self._ended()
+        if end is not None and _stamp(at) > end and self._cap(found, end, fact, reported):
             return
         if later:
             self._take_back(found, fact)
@@ -1106,13 +1113,24 @@ class RootLineage(Aggregate):
     def end_session(self, *, at: datetime, fact: str, provisional: bool = False) -> None:
         """The root's session ended: its live descendants stop with it, deepest first, as
         provisionally as the root (an import's stop at the session file's last row). A root
-        stopped provisionally before went on to here: it is resumed from that stop first."""
+        stopped provisionally before went on to here: it is resumed from that stop first.
+
+        An end for good (not provisional) also pulls back a descendant's provisional stop at
+        or after the root's end (an import read its file to a later row first): the node is
+        stopped again at the end, for good, as if the end had found it live. Its stop was
+        provisional, so nothing showed it ran on without its root; the new stop's own time
+        keeps every instant true (a view up to a time between the two has it stopped)."""
         root = self.nodes[self.conversation]
+        ends = root["status"] == LIVE or _later(root, at)
         if _later(root, at):
             self._take_back((self.conversation, None, root), fact)
+        end = None if provisional else _stamp(at) if ends else self._ended()
         for conversation, spawn_key in reversed(self._subtree(self.conversation)):
             found = self._find(conversation, spawn_key)
-            if found is not None and found[2]["status"] == LIVE:
+            if found is None:
+                continue
+            node = found[2]
+            if node["status"] == LIVE:
                 self._trigger(
                     self.Stopped,
                     at,
@@ -1122,6 +1140,61 @@ class RootLineage(Aggregate):
                     provisional=provisional,
                     cascade=found[0] != self.conversation,
                 )
+            elif end is not None and found[0] != self.conversation and _past(node, end):
+                self._stop_with_root(found, end, fact)
+
+    def _ended(self) -> str | None:
+        """When the root's session ended for good: its stop's time while it is stopped and the
+        stop is not provisional. ``None`` while it is live (a resume after an end starts a new
+        lifetime: its descendants may run again), stopped provisionally, or stopped before
+        stops kept their time (old snapshots)."""
+        root = self.nodes[self.conversation]
+        if root["status"] != STOPPED or root.get("provisional", True):
+            return None
+        stopped: str | None = root.get("stopped")
+        return stopped
+
+    def _cap(
+        self,
+        found: tuple[str | None, str | None, dict[str, Any]],
+        end: str,
+        fact: str,
+        reported: bool,
+    ) -> bool:
+        """Stop a node of a root whose session ended for good at ``end`` there, not at a
+        later stop: a live node that started by then; a node stopped provisionally before
+        it, when the later stop is its own (it went on, up to the end at most: resumed from
+        its stop first); a node stopped provisionally at or after the end (kept there).
+        Whether the stop was dealt with (a reported stop leaves an earlier provisional stop
+        where it was); ``False`` leaves it to :meth:`stop` (a node placed after the end, one
+        stopped for good)."""
+        node = found[2]
+        moment = datetime.fromisoformat(end)
+        if node["status"] == LIVE:
+            if _earlier(moment, node.get("started")):
+                return False  # started after its root's end: its stop is its own
+        elif _later(node, moment):
+            if reported:
+                return True
+            self._take_back(found, fact)
+        elif not _past(node, end):
+            return False
+        self._stop_with_root(found, end, fact)
+        return True
+
+    def _stop_with_root(
+        self, found: tuple[str | None, str | None, dict[str, Any]], end: str, fact: str
+    ) -> None:
+        """Stop a descendant for good at its root's session end ``end``."""
+        self._trigger(
+            self.Stopped,
+            datetime.fromisoformat(end),
+            fact,
+            conversation=found[0],
+            spawn_key=found[1],
+            provisional=False,
+            cascade=True,
+        )
 
     def _take_back(self, found: tuple[str | None, str | None, dict[str, Any]], fact: str) -> None:
         """Resume a node from its provisional stop, which a later stop moves."""
@@ -1392,6 +1465,17 @@ def _with_root_after(node: dict[str, Any], at: datetime) -> bool:
         and bool(node.get("provisional") and node.get("cascade"))
         and stopped is not None
         and _stamp(at) < stopped
+    )
+
+
+def _past(node: dict[str, Any], end: str) -> bool:
+    """Whether the node stopped provisionally at or after its root's session end ``end``."""
+    stopped = node.get("stopped")
+    return (
+        node["status"] == STOPPED
+        and bool(node.get("provisional"))
+        and stopped is not None
+        and stopped >= end
     )
 
 

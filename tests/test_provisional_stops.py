@@ -350,3 +350,110 @@ def test_a_node_of_an_old_snapshot_resumes_as_it_did(provisional: bool) -> None:
     assert root.nodes[SESSION]["status"] == "live"
     events = root.collect_events()
     assert (type(events[-1]).__name__, events[-1].timestamp) == ("Resumed", at(5))
+
+
+# -- no node outlives its root's session ------------------------------------------------------
+
+
+def test_a_childs_own_stop_read_after_its_roots_session_end_is_capped_at_the_end(
+    memory: Engine,
+) -> None:
+    """The import stopped AGENT at 3 s; the session ended at 5 s; AGENT's own stop at 7 s,
+    read late, shows it went on from 3 s, but not past its root's end."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 3, Stopped(conversation=AGENT, provisional=True), requester=AGENT)
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 7, Stopped(conversation=AGENT), requester=AGENT)
+    child = members(memory)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(5))
+    assert resumes(memory, AGENT) == [stamp(3)]
+    assert AGENT in live(memory, 4)
+    assert live(memory, 6) == set() and live(memory, 8) == set()
+
+
+def test_a_childs_provisional_stop_read_after_its_roots_session_end_is_capped_at_the_end(
+    memory: Engine,
+) -> None:
+    """AGENT's file, imported again after the session ended at 5 s, now ends at 7 s: it went
+    on from 3 s, up to its root's end, and stops there for good."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 3, Stopped(conversation=AGENT, provisional=True), requester=AGENT)
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 7, Stopped(conversation=AGENT, provisional=True), requester=AGENT)
+    assert stops(memory)[-1] == (AGENT, stamp(5), False)
+    assert AGENT in live(memory, 4)
+    assert live(memory, 6) == set() and live(memory, 8) == set()
+
+
+def test_a_final_session_end_read_late_pulls_a_childs_later_provisional_stop_back_to_it(
+    memory: Engine,
+) -> None:
+    """The import stopped AGENT where its file ended (7 s); the hook's SessionEnd at 5 s,
+    journaled after, stops it there for good."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 7, Stopped(conversation=AGENT, provisional=True), requester=AGENT)
+    feed(memory, 5, SessionEnded(SESSION))
+    child = members(memory)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(5))
+    assert stops(memory)[-2:] == [(AGENT, stamp(5), False), (SESSION, stamp(5), False)]
+    assert AGENT in live(memory, 4)
+    assert live(memory, 6) == set() and live(memory, 8) == set()
+
+
+def test_a_final_session_end_pulls_back_a_grandchilds_provisional_stop_too(
+    memory: Engine,
+) -> None:
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 3, ChildIdentified(AGENT, "grandchild", "native"), requester=AGENT)
+    feed(memory, 8, Stopped(conversation="grandchild", provisional=True), requester="grandchild")
+    feed(memory, 5, SessionEnded(SESSION))
+    assert members(memory)["grandchild"].stopped_at == stamp(5)
+    assert live(memory, 4) == {SESSION, AGENT, "grandchild"}
+    assert live(memory, 6) == set()
+
+
+def test_a_provisional_session_end_pulls_back_no_childs_stop(memory: Engine) -> None:
+    """An import's stop of the root where its file ended says nothing of where it ended."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 7, Stopped(conversation=AGENT, provisional=True), requester=AGENT)
+    feed(memory, 5, Stopped(conversation=SESSION, provisional=True))
+    assert members(memory)[AGENT].stopped_at == stamp(7)
+
+
+def test_a_stop_of_a_child_placed_late_before_its_roots_end_is_capped_at_the_end(
+    memory: Engine,
+) -> None:
+    """AGENT's start at 3 s is read after the session ended at 5 s."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 7, Stopped(conversation=AGENT), requester=AGENT)
+    assert members(memory)[AGENT].stopped_at == stamp(5)
+    assert AGENT in live(memory, 4)
+    assert live(memory, 6) == set()
+
+
+def test_a_root_resumed_after_its_end_lets_a_capped_child_run_again_from_its_next_act(
+    memory: Engine,
+) -> None:
+    """A real resume starts a new lifetime: AGENT's stop, capped at the end (5 s), stands;
+    its act at 12 s, after the root resumed at 10 s, resumes it then, and its stop at 15 s
+    is its own."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 3, Stopped(conversation=AGENT, provisional=True), requester=AGENT)
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 7, Stopped(conversation=AGENT), requester=AGENT)
+    feed(memory, 10, RootSeen(SESSION, "resume"))
+    feed(memory, 12, Acted(AGENT), requester=AGENT)
+    feed(memory, 15, Stopped(conversation=AGENT), requester=AGENT)
+    assert resumes(memory, AGENT) == [stamp(3), stamp(12)]
+    assert members(memory)[AGENT].stopped_at == stamp(15)
+    assert live(memory, 8) == set()
+    assert live(memory, 11) == {SESSION}
+    assert live(memory, 13) == {SESSION, AGENT}
