@@ -212,9 +212,6 @@ class SqlView(ABC):
                     [(root_id, position) for root_id in {row.root_id for row in rows}],
                 )
 
-    def reset(self) -> None:
-        self.replace([], 0)
-
     def replace(self, rows: Sequence[NodeRow], position: int) -> None:
         with self._write_transaction() as cursor:
             cursor.execute("DELETE FROM lineage_nodes")

@@ -100,10 +100,6 @@ class ViewStore(Protocol):
         ``expected``."""
         ...
 
-    def reset(self) -> None:
-        """Forget every row and go back to position 0."""
-        ...
-
     def replace(self, rows: Sequence[NodeRow], position: int) -> None:
         """Put ``rows`` in place of every row, at ``position``, as one transaction (a rebuild):
         readers see the old view or the new one, never one emptied or half rebuilt."""
@@ -116,9 +112,9 @@ class MemoryView:
     """A view held in the process: for ``memory://`` stores and for time travel."""
 
     def __init__(self) -> None:
-        self.reset()
+        self._clear()
 
-    def reset(self) -> None:
+    def _clear(self) -> None:
         self._position = 0
         self._roots_version = 0
         self._rows: dict[int, NodeRow] = {}
@@ -131,7 +127,7 @@ class MemoryView:
         self._unbound: dict[int, NodeRow] = {}
 
     def replace(self, rows: Sequence[NodeRow], position: int) -> None:
-        self.reset()
+        self._clear()
         self.apply(rows, position)
         self._roots_version = position
 

@@ -81,6 +81,14 @@ def _digest(encoded: bytes) -> str:
     return blake2b(encoded, digest_size=16).hexdigest()
 
 
+def recurs(payload: Mapping[str, Any], once: Iterable[str]) -> bool:
+    """Whether a hook payload may truly come again (:attr:`Observation.recurs`). It carries
+    no time, so one that names no tool call (a session's end after a resume) can recur byte
+    for byte; one naming any of the ``once`` fields (a tool call, the subagent it started)
+    happens once, so delivered again, whenever, it is a duplicate."""
+    return not any(isinstance(payload.get(name), str) for name in once)
+
+
 def require_str(payload: Mapping[str, Any], key: str, host: Host) -> str:
     """The non-empty string field ``key``, or a :class:`PayloadError` naming it."""
     value = payload.get(key)

@@ -36,6 +36,7 @@ from lineage_es.hosts.base import (
     nested_str,
     optional_object,
     optional_str,
+    recurs,
     require_str,
 )
 
@@ -213,7 +214,7 @@ class CodexAdapter:
             root=session,
             workspace=(),  # roots are scoped by workspace for Cursor only
             at=at,
-            recurs=_recurs(payload),
+            recurs=recurs(payload, ("tool_use_id",)),
         )
 
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:
@@ -338,10 +339,3 @@ def _object(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 def _nested_str(mapping: Mapping[str, Any], key: str, parent: str) -> str | None:
     return nested_str(mapping, key, parent, HOST)
-
-
-def _recurs(payload: Mapping[str, Any]) -> bool:
-    """Whether the same payload may truly come again. A hook payload carries no time, so one
-    that names no tool call (a session's end after a resume) can recur byte for byte; a tool
-    call happens once, so its payload delivered again is a duplicate whenever it comes."""
-    return not isinstance(payload.get("tool_use_id"), str)

@@ -28,7 +28,7 @@ from lineage_es.facts import (
     SpawnRequested,
     Stopped,
 )
-from lineage_es.hosts.base import checked_key, nested_str, optional_str, require_str
+from lineage_es.hosts.base import checked_key, nested_str, optional_str, recurs, require_str
 
 HOST: Host = "cursor"
 
@@ -110,7 +110,7 @@ class CursorAdapter:
             facts=_facts(payload, event, conversation),
             workspace=workspace,
             at=at,
-            recurs=_recurs(payload),
+            recurs=recurs(payload, _ONCE),
         )
 
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:
@@ -194,11 +194,3 @@ def _workspace(payload: Mapping[str, Any]) -> tuple[str, ...]:
 
 def _nested_str(mapping: Mapping[str, Any], key: str) -> str | None:
     return nested_str(mapping, key, "tool_input", HOST)
-
-
-def _recurs(payload: Mapping[str, Any]) -> bool:
-    """Whether the same payload may truly come again. A hook payload carries no time, so one
-    that names no tool call (a session's end after a resume) can recur byte for byte; a tool
-    call and the subagent it starts happen once, so their payloads delivered again are
-    duplicates whenever they come."""
-    return not any(isinstance(payload.get(name), str) for name in _ONCE)
