@@ -74,9 +74,15 @@ def _run(
     max_file_size: int,
     store: str | None,
 ) -> None:
-    from lineage_es.importers import import_claude, import_codex
+    importer: Callable[..., ImportReport]
+    if host == "claude":  # one host's code only: start-up counts in every import
+        from lineage_es.importers.claude_projects import import_claude
 
-    importer = import_claude if host == "claude" else import_codex
+        importer = import_claude
+    else:
+        from lineage_es.importers.codex_sessions import import_codex
+
+        importer = import_codex
     bar = _Bar(quiet, f"reading {host} history")
     with open_store(store) as engine:
         try:

@@ -8,6 +8,9 @@ family members (179 roots, 523 depth-1, 83 depth-2) in about 430 MB, laid out as
 - the first import into a new SQLite store (the default kind) and into ``memory://``, each
   with the engine's share (the time in ``Engine.observe_many``);
 - the first import as a ``lineage import`` process (what a peer's process compares with);
+- the floor under any such process (``tools/floor_import.py``): Python started, the mandated
+  libraries imported, every byte read with one marker count, the import's number of events
+  journaled bare in one save; a peer faster than it is out of reach of the libraries;
 - a re-import with nothing changed, in process and as a ``lineage import`` process;
 - a warm ``family()`` of the largest root;
 - the tools a user would otherwise reach for, on the same folder, each installed only for
@@ -50,8 +53,11 @@ from tools.gen_claude_profile import Truth, generate
 PEER_SEED_SECONDS = 7.2
 PEER_FAMILY_SECONDS = 0.053
 
+#: The least an import process on the mandated libraries must do, done bare (run, timed).
+FLOOR_SCRIPT = Path(__file__).resolve().parent / "floor_import.py"
+
 #: What ``lineage import`` loads before it does anything: the floor of a re-import process.
-IMPORTS = "import lineage_es.cli, lineage_es.engine, lineage_es.importers"
+IMPORTS = "import lineage_es.cli, lineage_es.engine, lineage_es.importers.claude_projects"
 
 CLAUDE_CODE_LOG = "claude-code-log"
 CCUSAGE_NATIVE = "ccusage@20.0.24"  # the newest release whose linux-x64 binary is published
@@ -323,8 +329,19 @@ def run(base: Path, args: argparse.Namespace) -> None:
     floor_process = median_of(
         lambda: subprocess.run([sys.executable, "-c", IMPORTS], check=True, env=env), 3
     )
-
     readers = _workers(len(files), size)
+    bare = base / "floor.sqlite"
+
+    def library_floor() -> None:
+        for leftover in base.glob("floor.sqlite*"):
+            leftover.unlink()
+        floor = [str(projects), str(report.journaled), str(depths.get(0, 1)), str(bare)]
+        subprocess.run(
+            [sys.executable, str(FLOOR_SCRIPT), *floor, str(readers)], check=True, env=env
+        )
+
+    bare_floor = best_of(library_floor, 3)
+
     print(
         f"profile: {len(files)} files, {size / 1e6:.0f} MB; imported {count} family members "
         f"(by depth {dict(sorted(depths.items()))}), {report.observations} observations, "
@@ -371,6 +388,13 @@ def run(base: Path, args: argparse.Namespace) -> None:
             "needs; this is what compares with a peer's process",
         ),
         (
+            f"the floor: a bare process (tools/floor_import.py; {readers} reader(s))",
+            f"{bare_floor:.2f} s",
+            f"our `lineage import` process is {cli_first / bare_floor:.2f}x it: start Python, "
+            f"import the mandated libraries, read every byte with one marker count, journal "
+            f"{report.journaled} bare events in one save (best of 3)",
+        ),
+        (
             "re-import, nothing changed (in process)",
             f"{reimport * 1e3:.0f} ms",
             f"goal < 200 ms; {reimport / first:.4f}x the first import",
@@ -398,7 +422,8 @@ def run(base: Path, args: argparse.Namespace) -> None:
                         name,
                         f"{seconds:.2f} s",
                         f"{seconds / cli_first:.2f}x our `lineage import` process, "
-                        f"{seconds / first:.2f}x our first import in process (SQLite)",
+                        f"{seconds / first:.2f}x our first import in process (SQLite), "
+                        f"{seconds / bare_floor:.2f}x the bare floor process",
                     )
                 )
     width = max(len(r[0]) for r in rows)

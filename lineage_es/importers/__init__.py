@@ -3,8 +3,27 @@ runs become journal events, read incrementally, with the hosts' own timestamps."
 
 from __future__ import annotations
 
-from lineage_es.importers.claude_projects import import_claude
-from lineage_es.importers.codex_sessions import import_codex
-from lineage_es.importers.ledger import ImportReport, Progress
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lineage_es.importers.claude_projects import import_claude
+    from lineage_es.importers.codex_sessions import import_codex
+    from lineage_es.importers.ledger import ImportReport, Progress
 
 __all__ = ["ImportReport", "Progress", "import_claude", "import_codex"]
+
+#: Where each public name lives: an import of one host's history loads only that host's code.
+_HOMES = {
+    "ImportReport": "ledger",
+    "Progress": "ledger",
+    "import_claude": "claude_projects",
+    "import_codex": "codex_sessions",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{home}"), name)
