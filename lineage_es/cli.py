@@ -542,14 +542,33 @@ def journal_export(output: Path | None, store: str | None) -> None:
 
 @journal.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--max-size",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="MIB",
+    help="Refuse a file larger than this many MiB (default 65536, i.e. 64 GiB; a line may "
+    "hold at most 32 MiB whatever this says).",
+)
 @store_option
 @reports_errors
-def journal_import(file: Path, store: str | None) -> None:
-    """Import an exported journal into an empty store and build its view."""
-    from lineage_es.journal import import_journal
+def journal_import(file: Path, max_size: int | None, store: str | None) -> None:
+    """Import an exported journal into an empty store and build its view.
 
+    All or nothing: every line is checked before anything is written, and everything is
+    written in one transaction, so a refused import leaves the store empty. A torn final
+    line (an interrupted export) and events of unknown types are skipped with a warning.
+
+    \b
+    Example:
+      lineage journal export -o j.jsonl
+      lineage journal import j.jsonl --store sqlite:///copy.sqlite
+    """
+    from lineage_es.journal import DEFAULT_MAX_TOTAL_BYTES, import_journal
+
+    bound = DEFAULT_MAX_TOTAL_BYTES if max_size is None else max_size * 1024 * 1024
     with open_store(store) as engine:
-        report = import_journal(engine, file)
+        report = import_journal(engine, file, max_total=bound)
     for message in report.warnings:
         click.echo(f"warning: {message}", err=True)
     click.echo(f"imported {report.imported} events", err=True)

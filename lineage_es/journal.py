@@ -30,7 +30,6 @@ FORMAT = "lineage-es-journal"
 VERSION = "1.1"
 MAJOR = 1
 DEFAULT_MAX_TOTAL_BYTES = 64 * 1024 * 1024 * 1024
-BATCH = 1000
 
 if TYPE_CHECKING:
     from lineage_es.engine import Engine
@@ -335,7 +334,9 @@ def import_journal(
 ) -> ImportReport:
     """Write an export into an empty store and bring its view up to date.
 
-    A skipped entry (an unknown type) leaves no gap: the later versions of its aggregate
+    All or nothing: every entry is checked before the first is written, and all are written
+    in one transaction, so a refused or interrupted import leaves the store empty for another
+    try. A skipped entry (an unknown type) leaves no gap: the later versions of its aggregate
     are renumbered so that each aggregate's sequence stays contiguous. What was skipped is
     said in the report's ``warnings`` (not as Python warnings: the caller shows them).
     """
@@ -344,7 +345,7 @@ def import_journal(
         raise JournalFormatError("the target store is not empty; import into a new store")
     written: dict[str, int] = {}
     skipped: dict[str, int] = {}
-    batch: list[StoredEvent] = []
+    events: list[StoredEvent] = []
     for entry in entries:
         aggregate = entry.originator_id
         if entry.skip:
@@ -356,7 +357,7 @@ def import_journal(
                 f"aggregate {aggregate} jumps to version {entry.version}", line=entry.line
             )
         written[aggregate] = version
-        batch.append(
+        events.append(
             StoredEvent(
                 originator_id=UUID(aggregate),
                 originator_version=version,
@@ -364,13 +365,9 @@ def import_journal(
                 state=orjson.dumps(entry.state),
             )
         )
-        if len(batch) >= BATCH:
-            engine.app.recorder.insert_events(batch)
-            report.imported += len(batch)
-            batch = []
-    if batch:
-        engine.app.recorder.insert_events(batch)
-        report.imported += len(batch)
+    if events:
+        engine.app.recorder.insert_events(events)
+        report.imported = len(events)
     engine.catch_up()
     return report
 

@@ -107,6 +107,24 @@ def test_export_import_verify_and_rebuild_round_trip(store: str, tmp_path: Path)
     assert run("chain", "B", "--store", copy) == (0, "B > A > R\n")
 
 
+def test_journal_import_refuses_a_file_over_max_size(store: str, tmp_path: Path) -> None:
+    exported = tmp_path / "j.jsonl"
+    assert run("journal", "export", "-o", str(exported), "--store", store)[0] == 0
+    with exported.open("ab") as stream:
+        stream.write(b"\n" * (1024 * 1024))  # blank lines count towards the bound
+    copy = f"sqlite:///{tmp_path / 'copy.sqlite'}"
+    code, out = run("journal", "import", str(exported), "--max-size", "1", "--store", copy)
+    assert code == 2 and "larger than the configured bound of 1048576 bytes" in out
+    assert run("journal", "import", str(exported), "--max-size", "2", "--store", copy)[0] == 0
+
+
+def test_journal_import_help_states_the_library_default_bound() -> None:
+    from lineage_es.journal import DEFAULT_MAX_TOTAL_BYTES
+
+    mib = DEFAULT_MAX_TOTAL_BYTES // (1024 * 1024)
+    assert f"default {mib}" in run("journal", "import", "--help")[1]
+
+
 def test_rename_and_delete_are_journaled(store: str) -> None:
     assert run("rename", "A", "scout", "--store", store)[0] == 0
     assert run("delete", "B", "--store", store)[0] == 0

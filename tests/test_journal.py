@@ -221,6 +221,25 @@ def test_an_import_into_a_store_that_is_not_empty_is_refused(exported: Path) -> 
             import_journal(engine, exported)
 
 
+def test_a_refused_import_writes_nothing_however_far_it_got(tmp_path: Path) -> None:
+    path = tmp_path / "many.jsonl"
+    with open_engine("memory://") as engine:
+        feed = Feed(engine)
+        for index in range(1200):
+            feed.root(f"R{index}")
+        with path.open("wb") as out:
+            export_journal(engine, out)
+    content = lines(path)
+    last = orjson.loads(content[-1])
+    last["version"] += 1  # its aggregate now jumps a version, after 1,199 good entries
+    content[-1] = orjson.dumps(last) + b"\n"
+    path.write_bytes(b"".join(content))
+    with open_engine("memory://") as engine:
+        with pytest.raises(JournalFormatError, match="jumps to version"):
+            import_journal(engine, path)
+        assert engine.position() == 0
+
+
 def test_verify_passes_on_a_healthy_store(engine: Engine) -> None:
     feed = Feed(engine)
     feed.root("R")
