@@ -128,6 +128,17 @@ def _check_ids(observation: Observation) -> None:
             raise PayloadError("an id holds a NUL character", host=observation.host)
 
 
+def _may_start_root(observation: Observation) -> bool:
+    """Whether the observation may start a root for its requester when it names no root:
+    only a root-only event may (a ``RootSeen`` of the requester, or its session's end). Any
+    other observation from a conversation no root holds is a child not bound yet
+    (:meth:`Engine._bind_by_order`), not a root."""
+    return any(
+        isinstance(fact, (RootSeen, SessionEnded)) and fact.conversation == observation.requester
+        for fact in observation.facts
+    )
+
+
 def _may_resume(root: RootLineage, conversation: str) -> bool:
     """Whether a fact of ``conversation`` (an act, a start again, a host's resume of it) may
     resume it: the root always (its own act or resume revives it), any other node only while
@@ -734,7 +745,13 @@ class Engine:
         its workspace, bound by order: when every pending start there has one parent, the
         parent is certain and it binds the one that started first (parallel children bind in
         start order). Pending starts of different parents under one root are never guessed
-        between: it is placed there, ambiguous. With none, or several roots, it is not placed."""
+        between: it is placed there, ambiguous. With none, or several roots, it is not placed.
+
+        Not placed, it journals nothing and stays unseen (HOSTS.md 3.2: no root holds it), so
+        its first event after a start becomes pending binds it like any other: hooks run as
+        separate processes, so a child's first event can be journaled before its parent's
+        ``subagentStart``. A root first seen mid-stream bound so is unbound by its first
+        root-only event (:meth:`_unbind`)."""
         requester = observation.requester
         assert requester is not None
         candidates = [
@@ -907,6 +924,16 @@ class Engine:
         requester = observation.requester
         assert requester is not None
         row = self.queries.find(requester, observation.host)
+        if row is None and observation.root is None and not _may_start_root(observation):
+            # A child not bound yet (Cursor quirk 7), never a root: only its depth is known,
+            # at least 1; its parent and root are not, so its chain resolves to itself alone.
+            return AgentLineage(
+                conversation=requester,
+                root=requester,
+                depth=1,
+                resolution="inferred",
+                host=observation.host,
+            )
         if row is None:
             root = observation.root or requester
             return AgentLineage(

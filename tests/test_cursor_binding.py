@@ -410,3 +410,93 @@ def test_as_of_a_time_before_the_undo_the_conversation_is_the_old_roots_child_on
         undo(engine)
         rows = engine.as_of(time=before).view.find("C")
     assert [(row.root, row.depth) for row in rows] == [(ROOT, 1)]
+
+
+# -- a conversation no pending start can bind yet (HOSTS.md 3.4.7) ----------------------------
+
+
+def test_a_tool_event_no_pending_start_can_bind_is_a_child_not_bound_yet_not_a_root(
+    engine: Engine,
+) -> None:
+    """Only root-only events start a root; the engine cannot place it, so there is no tree,
+    and nothing but its being a child (depth 1 at least, by ordering) is known."""
+    engine.observe("cursor", hook(ROOT, "beforeSubmitPrompt", prompt="no task"))
+    lineage = engine.observe(
+        "cursor", hook("C", "preToolUse", tool_name="Read", tool_input={}, tool_use_id="t1")
+    )
+    assert lineage is not None
+    assert (lineage.depth, lineage.parent, lineage.resolution, lineage.tree) == (
+        1,
+        None,
+        "inferred",
+        None,
+    )
+
+
+# -- a Task resume names its child (HOSTS.md 3.2) ----------------------------------------------
+
+
+def task_resume(engine: Engine, key: str, child: str, parent: str = ROOT) -> None:
+    """``parent`` resumes subagent ``child`` with a ``Task`` call keyed ``key``."""
+    engine.observe(
+        "cursor",
+        hook(
+            parent,
+            "preToolUse",
+            tool_name="Task",
+            tool_input={"prompt": "p", "subagent_type": "explore", "resume": child},
+            tool_use_id=key,
+        ),
+    )
+
+
+def subagent_start(engine: Engine, key: str, parent: str = ROOT) -> None:
+    engine.observe(
+        "cursor",
+        hook(
+            parent,
+            "subagentStart",
+            subagent_id=key,
+            tool_call_id=key,
+            parent_conversation_id=parent,
+        ),
+    )
+
+
+@pytest.fixture
+def resumed(bound: Engine) -> Engine:
+    """C, R's subagent K, stopped; R resumed it with ``Task`` call KR, whose
+    ``subagentStart`` arrived."""
+    subagent_stop(bound, "K")
+    task_resume(bound, "KR", "C")
+    subagent_start(bound, "KR")
+    return bound
+
+
+def test_the_subagent_start_of_a_resume_adds_no_pending_child(resumed: Engine) -> None:
+    assert listed(resumed) == ["C"]
+
+
+def test_the_next_unseen_conversation_is_not_bound_to_the_start_of_a_resume(
+    resumed: Engine,
+) -> None:
+    read(resumed, "D")
+    assert "D" not in children(resumed)
+
+
+def test_the_subagent_stop_of_a_resume_stops_the_resumed_child(resumed: Engine) -> None:
+    subagent_stop(resumed, "KR")
+    assert children(resumed)["C"].status == "stopped"
+
+
+def test_a_late_stop_of_the_run_a_resume_interrupted_leaves_the_child_live(bound: Engine) -> None:
+    task_resume(bound, "KR", "C")  # resumes C while it runs (``interrupt``) ...
+    subagent_stop(bound, "K")  # ... and the interrupted run's stop comes after
+    assert children(bound)["C"].status == "live"
+
+
+def test_the_start_of_a_resume_lists_the_resumed_child_alone_after_a_rebuild(
+    resumed: Engine,
+) -> None:
+    resumed.rebuild()
+    assert listed(resumed) == ["C"]

@@ -211,10 +211,31 @@ def test_a_task_call_requests_a_spawn_keyed_by_its_tool_use_id(cursor: CursorAda
 def test_a_task_call_naming_a_conversation_to_resume_names_it_as_a_child_and_resumes_it(
     cursor: CursorAdapter,
 ) -> None:
+    payload = task(resume="4e622770", interrupt=True)
+    del payload["tool_use_id"]
+    assert cursor.observe(payload).facts == (
+        Acted(CONV),
+        ChildIdentified(CONV, "4e622770", "native"),
+        Resumed("4e622770"),
+    )
+
+
+def test_a_resume_names_its_child_as_the_one_its_tool_use_id_starts(
+    cursor: CursorAdapter,
+) -> None:
+    """The ``subagentStart`` and ``subagentStop`` that follow carry the call's id."""
     observation = cursor.observe(task(resume="4e622770", interrupt=True))
     assert observation.facts == (
         Acted(CONV),
-        ChildIdentified(CONV, "4e622770", "native"),
+        SpawnRequested(CONV, SPAWN_KEY, agent_type="explore", description="look"),
+        ChildIdentified(
+            CONV,
+            "4e622770",
+            "native",
+            spawn_key=SPAWN_KEY,
+            agent_type="explore",
+            description="look",
+        ),
         Resumed("4e622770"),
     )
 

@@ -147,27 +147,41 @@ def _facts(payload: Mapping[str, Any], event: str, conversation: str) -> tuple[F
 
 
 def _task_facts(payload: Mapping[str, Any], conversation: str) -> tuple[Fact, ...]:
-    """A ``Task`` call: a resume of the child it names (which also names the caller as that
-    child's parent, the only payload that does), or a spawn keyed by its tool use id."""
+    """A ``Task`` call: a spawn keyed by its tool use id, or a resume of the child it names
+    (which also names the caller as that child's parent, the only payload that does).
+
+    A resume runs the child again under the call's own id: the ``subagentStart`` and
+    ``subagentStop`` that follow carry it as their ``subagent_id`` (HOSTS.md 3.1, 3.2). The
+    call is therefore a spawn whose child is named outright (``native``): that start is the
+    named child's, not a second child pending for a conversation not seen yet, and that stop
+    stops it. A late stop of the run the resume interrupted no longer names it."""
     tool_input = payload.get("tool_input")
     if tool_input is None:
         tool_input = {}
     if not isinstance(tool_input, Mapping):
         raise PayloadError("field 'tool_input' must be an object", host=HOST)
     resume = _nested_str(tool_input, "resume")
-    if resume is not None:
-        return (ChildIdentified(conversation, resume, "native"), Resumed(resume))
     spawn_key = optional_str(payload, "tool_use_id", HOST)
+    agent_type = _nested_str(tool_input, "subagent_type")
+    description = _nested_str(tool_input, "description")
+    if resume is not None and spawn_key is None:
+        return (ChildIdentified(conversation, resume, "native"), Resumed(resume))
     if spawn_key is None:
         return ()
-    return (
-        SpawnRequested(
-            parent=conversation,
-            spawn_key=spawn_key,
-            agent_type=_nested_str(tool_input, "subagent_type"),
-            description=_nested_str(tool_input, "description"),
-        ),
+    spawn = SpawnRequested(
+        parent=conversation, spawn_key=spawn_key, agent_type=agent_type, description=description
     )
+    if resume is None:
+        return (spawn,)
+    named = ChildIdentified(
+        conversation,
+        resume,
+        "native",
+        spawn_key=spawn_key,
+        agent_type=agent_type,
+        description=description,
+    )
+    return (spawn, named, Resumed(resume))
 
 
 def _subagent_id(payload: Mapping[str, Any]) -> str:
