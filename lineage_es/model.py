@@ -139,6 +139,16 @@ class Provenance:
     chain: tuple[str, ...] = ()
     note: str | None = None
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Provenance:
+        return cls(
+            sender=data["sender"],
+            recipient=data["recipient"],
+            sender_relation=data["sender_relation"],
+            chain=tuple(data.get("chain", ())),
+            note=data.get("note"),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Member:
@@ -156,6 +166,22 @@ class Member:
     stopped_at: str | None = None
     relation: Relation | None = None
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Member:
+        return cls(
+            conversation=data["conversation"],
+            root=data["root"],
+            depth=data["depth"],
+            status=data["status"],
+            resolution=data["resolution"],
+            started_at=data["started_at"],
+            parent=data.get("parent"),
+            name=data.get("name"),
+            subagent=Subagent.from_json(data.get("subagent")),
+            stopped_at=data.get("stopped_at"),
+            relation=data.get("relation"),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ForestNode:
@@ -171,6 +197,32 @@ class ForestNode:
     name: str | None = None
     ambiguous: bool = False
     children: tuple[ForestNode, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ForestNode:
+        """A node and its whole subtree (built from the leaves up: a forest may be deeper
+        than Python's recursion limit)."""
+        order: list[dict[str, Any]] = []
+        stack = [data]
+        while stack:
+            item = stack.pop()
+            order.append(item)
+            stack.extend(item.get("children", ()))
+        built: dict[int, ForestNode] = {}
+        for item in reversed(order):
+            built[id(item)] = cls(
+                conversation=item["conversation"],
+                host=item["host"],
+                depth=item["depth"],
+                status=item["status"],
+                resolution=item["resolution"],
+                started_at=item["started_at"],
+                subagent=Subagent.from_json(item.get("subagent")),
+                name=item.get("name"),
+                ambiguous=item.get("ambiguous", False),
+                children=tuple(built[id(child)] for child in item.get("children", ())),
+            )
+        return built[id(data)]
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

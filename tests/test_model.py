@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+from typing import Any
 
 import orjson
 import pytest
 
-from lineage_es.model import AgentLineage, Chain, LineageTree, Peer, Subagent, to_json
+from lineage_es.model import (
+    AgentLineage,
+    Chain,
+    ForestNode,
+    LineageTree,
+    Member,
+    Peer,
+    Provenance,
+    Subagent,
+    to_json,
+)
 
 PEER = Peer(
     conversation="a1",
@@ -56,3 +67,58 @@ def test_a_lineage_without_a_tree_round_trips_as_null() -> None:
 def test_a_chain_round_trips_through_json() -> None:
     chain = Chain(("b", "a"), complete=False, unresolved="x")
     assert Chain.from_json(orjson.loads(orjson.dumps(to_json(chain)))) == chain
+
+
+def round_trip(value: Any) -> Any:
+    return orjson.loads(orjson.dumps(to_json(value)))
+
+
+def test_a_provenance_round_trips_through_json() -> None:
+    provenance = Provenance("b", "r", "descendant", ("b", "a", "r"), "relayed")
+    assert Provenance.from_json(round_trip(provenance)) == provenance
+
+
+def test_a_member_round_trips_through_json() -> None:
+    member = Member(
+        "a1",
+        "r",
+        1,
+        "stopped",
+        "confirmed",
+        "2026-01-01T00:00:00Z",
+        parent="r",
+        name="scout",
+        subagent=Subagent("a1", "Explore"),
+        stopped_at="2026-01-01T00:01:00Z",
+        relation="child",
+    )
+    assert Member.from_json(round_trip(member)) == member
+
+
+def test_a_forest_node_round_trips_through_json_with_its_subtree() -> None:
+    leaf = ForestNode("b", "claude", 2, "live", "inferred", "t2", ambiguous=True)
+    node = ForestNode("a", "claude", 1, "live", "confirmed", "t1", Subagent("a", "Plan"))
+    root = ForestNode(
+        "r",
+        "claude",
+        0,
+        "live",
+        "native",
+        "t0",
+        name="main",
+        children=(dataclasses.replace(node, children=(leaf,)),),
+    )
+    assert ForestNode.from_json(round_trip(root)) == root
+
+
+def test_a_forest_deeper_than_the_recursion_limit_is_read_back() -> None:
+    data: dict[str, Any] = {"children": []}
+    top = data
+    for depth in range(3000):
+        data["children"] = [{"conversation": f"n{depth}", "host": "claude", "depth": depth}]
+        data = data["children"][0]
+        data |= {"status": "live", "resolution": "inferred", "started_at": "t"}
+    node = ForestNode.from_json(top["children"][0])
+    for depth in range(3000):
+        assert node.conversation == f"n{depth}"
+        node = node.children[0] if node.children else node
