@@ -228,7 +228,8 @@ def serve(
     GET /relation?a=A&b=B      what A is to B
     GET /chain/{id}            the delegation chain up to the root
 
-    Ids are URL-encoded in paths; an unknown conversation is 404, bad parameters are 400.
+    Ids are URL-encoded in paths; an unknown conversation is 404 (except to /relation,
+    which answers "unrelated" for it, as relations are defined), bad parameters are 400.
     Every answer is read from the journal as it is now (hooks keep writing meanwhile).
 
     \b
