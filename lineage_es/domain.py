@@ -119,6 +119,12 @@ class RootLineage(Aggregate):
     happening again, and is applied again (a stale stop stops a resumed session; a stale
     placement may correct an edge back).
 
+    Session ends: no node outlives its root's session end for good (a provisional stop is no
+    end). The root's node keeps, under ``gaps``, each such end that a real resume followed,
+    as ``[end, resume]``, and a node is held to the first end at or after the time in question
+    whether the root has been resumed since or not (:meth:`RootLineage._final_end`). Snapshots
+    taken before ``gaps`` was kept have none: their earlier ends are not known.
+
     Version 2 of the state (snapshots) adds ``lifetime``. Version 3 adds each node's
     ``started`` (the earliest time a fact placed it: a later fact with an earlier time re-dates
     it, once) and ``stated`` (the parent a fact stated for a child, kept while it could not be
@@ -186,6 +192,9 @@ class RootLineage(Aggregate):
             # A pending child is named by its spawn key (it has no conversation yet).
             known = self.conversation in aggregate.nodes
             node = _node(aggregate, self.conversation if known else None, self.conversation)
+            if self.conversation == aggregate.conversation and _final(node):
+                # A real resume of the root: the end before it stays an end of its nodes.
+                node["gaps"] = [*node.get("gaps", ()), [node["stopped"], _stamp(self.timestamp)]]
             node["status"] = LIVE
             for kept in ("stopped", "provisional", "cascade"):
                 node.pop(kept, None)
@@ -626,7 +635,13 @@ class RootLineage(Aggregate):
         spawn key (an import that read a file to where it then ended stopped it there, and
         takes it on when the file goes on). A fact dated before the stop (read late) resumes
         nothing; one at the stop's own time or after does, from the stop itself when that
-        was provisional (the node went on: no gap)."""
+        was provisional (the node went on: no gap).
+
+        No node outlives its root's session end for good, even once the root is resumed: a
+        descendant's fact dated while the session had ended resumes nothing (as it would have
+        then); a provisional stop from before an end is taken back up to that end at most
+        (:meth:`_cap`), and only a fact after the resume that followed it resumes the node
+        again, from its own time; a node resumed before an end stops at it."""
         found = self._find(conversation, None)
         if found is None or found[2]["status"] != STOPPED:
             return
@@ -634,9 +649,40 @@ class RootLineage(Aggregate):
         stopped: str | None = node.get("stopped")  # unknown in nodes of old snapshots
         if stopped is not None and _stamp(at) < stopped:
             return  # a fact from before the stop, read late: it shows nothing went on after
+        if found[0] != self.conversation and stopped is not None:
+            self._resume_within_ends(found, conversation, stopped, at, fact)
+            return
         if stopped is not None and node.get("provisional"):
             at = datetime.fromisoformat(stopped)  # it went on from where the record ended
         self._trigger(self.Resumed, at, fact, conversation=conversation)
+
+    def _resume_within_ends(
+        self,
+        found: tuple[str | None, str | None, dict[str, Any]],
+        name: str,
+        stopped: str,
+        at: datetime,
+        fact: str,
+    ) -> None:
+        """Resume a descendant stopped at ``stopped`` by its own fact at ``at`` (not before
+        the stop), within its root's session ends for good (:meth:`resume`)."""
+        moment = _stamp(at)
+        if self._while_ended(moment):
+            return  # dated while its root's session had ended: it changes nothing, as then
+        if found[2].get("provisional"):
+            end = self._final_end(stopped)
+            if end is None:  # it went on from where the record ended
+                self._trigger(
+                    self.Resumed, datetime.fromisoformat(stopped), fact, conversation=name
+                )
+                return
+            self._cap(found, end, fact, reported=False)  # it went on, up to that end at most
+            if moment <= end:
+                return
+        self._trigger(self.Resumed, at, fact, conversation=name)
+        end = self._final_end(moment)
+        if end is not None:  # resumed before an end its root has been resumed from since
+            self._stop_with_root(found, end, fact)
 
     def learn_workspace(self, workspace: tuple[str, ...], *, at: datetime, fact: str) -> None:
         """A payload of the root itself names its workspace: learnt when it was unknown (the
@@ -1083,17 +1129,23 @@ class RootLineage(Aggregate):
 
         No node outlives its root's session (LINEAGE.md): while the root is stopped for good
         (its session ended), a stop after that end is capped at it, for good, as the end would
-        have stopped the node (:meth:`_cap`)."""
+        have stopped the node (:meth:`_cap`). A node stopped provisionally before an end
+        for good its root has been resumed from since is held to that end all the same.
+
+        A stop for good at the very time of a node's provisional stop replaces it: the real
+        end wins."""
         found = self._find(conversation, spawn_key)
         if found is None:
             return
         node = found[2]
-        later = not reported and _later(node, at)
+        later = not reported and _replaced(node, at, provisional)
         if found[0] == self.conversation:
             if node["status"] == LIVE or later:
                 self.end_session(at=at, fact=fact, provisional=provisional)
             return
         end = self._ended()
+        if node["status"] == STOPPED and node.get("provisional") and node.get("stopped"):
+            end = self._final_end(node["stopped"]) or end  # the first end after its stop
         if end is not None and _stamp(at) > end and self._cap(found, end, fact, reported):
             return
         if later:
@@ -1119,10 +1171,14 @@ class RootLineage(Aggregate):
         or after the root's end (an import read its file to a later row first): the node is
         stopped again at the end, for good, as if the end had found it live. Its stop was
         provisional, so nothing showed it ran on without its root; the new stop's own time
-        keeps every instant true (a view up to a time between the two has it stopped)."""
+        keeps every instant true (a view up to a time between the two has it stopped).
+
+        An end for good at the very time of the root's provisional stop replaces that stop
+        (the real end wins), and pulls back what stopped provisionally with it."""
         root = self.nodes[self.conversation]
-        ends = root["status"] == LIVE or _later(root, at)
-        if _later(root, at):
+        replaced = _replaced(root, at, provisional)
+        ends = root["status"] == LIVE or replaced
+        if replaced:
             self._take_back((self.conversation, None, root), fact)
         end = None if provisional else _stamp(at) if ends else self._ended()
         for conversation, spawn_key in reversed(self._subtree(self.conversation)):
@@ -1153,6 +1209,72 @@ class RootLineage(Aggregate):
             return None
         stopped: str | None = root.get("stopped")
         return stopped
+
+    def _ends(self) -> list[tuple[str, str | None]]:
+        """The root's session ends for good, each with the real resume that followed it
+        (``None`` for the end it is stopped at now)."""
+        root = self.nodes[self.conversation]
+        ends: list[tuple[str, str | None]] = [
+            (end, resumed) for end, resumed in root.get("gaps", ())
+        ]
+        current = self._ended()
+        if current is not None:
+            ends.append((current, None))
+        return ends
+
+    def _final_end(self, moment: str) -> str | None:
+        """The first of the root's session ends for good at or after ``moment``, resumed
+        since or not: a node live at ``moment`` did not run past it."""
+        return min((end for end, _ in self._ends() if end >= moment), default=None)
+
+    def _while_ended(self, moment: str) -> bool:
+        """Whether ``moment`` falls after one of the root's session ends for good and before
+        the real resume that followed it, if any."""
+        return any(
+            end < moment and (resumed is None or moment < resumed) for end, resumed in self._ends()
+        )
+
+    def _stop_placed_late(
+        self,
+        conversation: str | None,
+        spawn_key: str | None,
+        at: datetime,
+        fact: str,
+        went_on: str | None,
+    ) -> None:
+        """A live child just placed or re-dated, starting at ``at``, under a root whose
+        session had already ended by then (a start read late): it stops with its root, at the
+        first end at or after its start, for good or provisionally as that end was
+        (:meth:`end_session` would have stopped it there). A child starting after every end
+        stays live: its stop is its own. A re-dated child was known live from ``went_on``
+        (its start until now): after an end for good, that resumes it as its own fact then
+        would (:meth:`_resume_within_ends`); after a provisional stop, it went on past it."""
+        found = self._find(conversation, spawn_key)
+        root = self.nodes[self.conversation]
+        if found is None or found[2]["status"] != LIVE or root["status"] == DELETED:
+            return
+        started = _stamp(at)
+        end = self._final_end(started)
+        if end is not None:
+            self._stop_with_root(found, end, fact)
+            if went_on is not None and went_on > end:
+                name = found[0] if found[0] is not None else found[1]
+                assert name is not None
+                self._resume_within_ends(found, name, end, datetime.fromisoformat(went_on), fact)
+        elif (
+            root["status"] == STOPPED
+            and root.get("provisional")
+            and root.get("stopped", "") >= max(started, went_on or "")
+        ):
+            self._trigger(
+                self.Stopped,
+                datetime.fromisoformat(root["stopped"]),
+                fact,
+                conversation=found[0],
+                spawn_key=found[1],
+                provisional=True,
+                cascade=True,
+            )
 
     def _cap(
         self,
@@ -1337,7 +1459,12 @@ class RootLineage(Aggregate):
             )
 
     def _trigger(self, event_class: type[Any], at: datetime, fact: str, **kwargs: Any) -> None:
+        placing = event_class in (self.ChildPlaced, self.ChildRedated)
+        known = self.nodes.get(kwargs["conversation"] or "", {}) if placing else {}
+        went_on: str | None = known.get("started")  # a re-dated child's start until now
         self.trigger_event(event_class, timestamp=at, fact=fact, **kwargs)
+        if placing:  # no node outlives its root's session end
+            self._stop_placed_late(kwargs["conversation"], kwargs["spawn_key"], at, fact, went_on)
 
     def _find(
         self, conversation: str | None, spawn_key: str | None
@@ -1466,6 +1593,22 @@ def _with_root_after(node: dict[str, Any], at: datetime) -> bool:
         and stopped is not None
         and _stamp(at) < stopped
     )
+
+
+def _replaced(node: dict[str, Any], at: datetime, provisional: bool) -> bool:
+    """Whether a stop at ``at`` replaces the node's provisional stop: a stop after it, or a
+    stop for good at its very time (the real end wins)."""
+    return _later(node, at) or (
+        not provisional
+        and node["status"] == STOPPED
+        and bool(node.get("provisional"))
+        and node.get("stopped") == _stamp(at)
+    )
+
+
+def _final(node: dict[str, Any]) -> bool:
+    """Whether the node is stopped for good at a known time."""
+    return node["status"] == STOPPED and not node.get("provisional") and "stopped" in node
 
 
 def _past(node: dict[str, Any], end: str) -> bool:

@@ -9,7 +9,9 @@ may go on); a host's own stop is a stop for good. So, whichever came first:
   that stop: a later act resumes it from there (no gap), a later stop of its own moves its stop
   there (a stop another node reports, a parent's result, says only it was done by then);
 - a native stop (a hook's SessionEnd) is neither undone by an import's older rows nor
-  replaced by its provisional stop.
+  replaced by its provisional stop, and replaces a provisional stop at its very time;
+- no node outlives its root's session end for good: not a child placed or re-dated late,
+  and not once the root is really resumed (that end still holds for what came before it).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from lineage_es.engine import Engine, open_engine
 from lineage_es.facts import (
     Acted,
     ChildIdentified,
+    ChildStarted,
     Observation,
     Resumed,
     RootSeen,
@@ -457,3 +460,203 @@ def test_a_root_resumed_after_its_end_lets_a_capped_child_run_again_from_its_nex
     assert live(memory, 8) == set()
     assert live(memory, 11) == {SESSION}
     assert live(memory, 13) == {SESSION, AGENT}
+
+
+# -- a real resume of the root does not undo the end before it --------------------------------
+
+
+def ended_and_resumed(engine: Engine, child_stop: Stopped) -> None:
+    """AGENT stopped at 3 s (``child_stop``); the session ended for good at 5 s and was
+    resumed for real at 10 s (the root acted again)."""
+    feed(engine, 1, RootSeen(SESSION, "startup"))
+    feed(engine, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(engine, 3, child_stop, requester=AGENT)
+    feed(engine, 5, SessionEnded(SESSION))
+    feed(engine, 10, Acted(SESSION))
+
+
+PROVISIONAL = Stopped(conversation=AGENT, provisional=True)
+FOR_GOOD = Stopped(conversation=AGENT)
+
+
+def test_a_childs_own_stop_read_after_its_root_resumed_is_capped_at_the_end_before_it(
+    memory: Engine,
+) -> None:
+    """AGENT's stop at 7 s shows it went on from 3 s, but not past its root's end at 5 s: the
+    resume at 10 s started a new lifetime, it did not undo that end."""
+    ended_and_resumed(memory, PROVISIONAL)
+    feed(memory, 7, Stopped(conversation=AGENT), requester=AGENT)
+    child = members(memory)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(5))
+    assert AGENT in live(memory, 4)
+    assert AGENT not in live(memory, 6) and AGENT not in live(memory, 8)
+
+
+def test_a_childs_act_after_its_roots_resume_runs_it_to_the_end_before_and_again_from_the_act(
+    memory: Engine,
+) -> None:
+    """Taken back from its provisional stop up to its root's end, not past it; the act, in
+    the root's new lifetime, resumes it then."""
+    ended_and_resumed(memory, PROVISIONAL)
+    feed(memory, 12, Acted(AGENT), requester=AGENT)
+    assert resumes(memory, AGENT) == [stamp(3), stamp(12)]
+    assert AGENT in live(memory, 4) and AGENT in live(memory, 13)
+    assert AGENT not in live(memory, 6) and AGENT not in live(memory, 11)
+
+
+def test_a_childs_act_dated_before_its_roots_end_read_after_the_resume_runs_it_to_the_end(
+    memory: Engine,
+) -> None:
+    ended_and_resumed(memory, PROVISIONAL)
+    feed(memory, 4, Acted(AGENT), requester=AGENT)
+    child = members(memory)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(5))
+    assert AGENT in live(memory, 4.5)
+    assert AGENT not in live(memory, 6)
+
+
+@pytest.mark.parametrize("child_stop", [PROVISIONAL, FOR_GOOD], ids=["provisional", "for-good"])
+def test_a_childs_act_dated_while_its_root_had_ended_read_after_the_resume_revives_nothing(
+    memory: Engine, child_stop: Stopped
+) -> None:
+    """At 7 s its root's session had ended: the act changes what it would have changed then,
+    nothing."""
+    ended_and_resumed(memory, child_stop)
+    feed(memory, 7, Acted(AGENT), requester=AGENT)
+    assert members(memory)[AGENT].status == "stopped"
+    assert resumes(memory, AGENT) == []
+
+
+def test_a_child_stopped_for_good_resumed_by_an_act_before_its_roots_end_stops_at_the_end(
+    memory: Engine,
+) -> None:
+    """AGENT stopped at 3 s and acted again at 4 s (read after the root's resume at 10 s): it
+    ran from 4 s to its root's end at 5 s."""
+    ended_and_resumed(memory, FOR_GOOD)
+    feed(memory, 4, Acted(AGENT), requester=AGENT)
+    child = members(memory)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(5))
+    assert AGENT in live(memory, 4.5)
+    assert AGENT not in live(memory, 6)
+
+
+# -- a child placed late stops with its root ---------------------------------------------------
+
+
+def test_a_child_placed_after_its_roots_final_end_is_stopped_at_the_end(memory: Engine) -> None:
+    """AGENT's start at 3 s is read after the session ended at 5 s."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
+    assert stops(memory)[-1] == (AGENT, stamp(5), False)
+    assert AGENT in live(memory, 4)
+    assert live(memory, 6) == set()
+
+
+def test_a_child_placed_after_its_roots_provisional_stop_stops_with_it_provisionally(
+    memory: Engine,
+) -> None:
+    """The import stopped the root where its file ended (9 s); AGENT's start at 3 s is read
+    after."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 9, Stopped(conversation=SESSION, provisional=True))
+    feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
+    assert stops(memory)[-1] == (AGENT, stamp(9), True)
+    assert AGENT in live(memory, 8)
+    assert live(memory, 10) == set()
+
+
+def test_a_pending_child_placed_after_its_roots_final_end_is_stopped_at_the_end(
+    memory: Engine,
+) -> None:
+    """A child known by its spawn key only (a transcript's start), read after the end."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 3, ChildStarted(spawn_key="toolu_A", parent=SESSION, resolution="transcript"))
+    pending = [e for e in memory.journal() if e.topic == STOPPED][-1]
+    assert (pending.state["spawn_key"], pending.timestamp) == ("toolu_A", stamp(5))
+    assert live(memory, 4) == {SESSION, "toolu_A"}
+    assert live(memory, 6) == set()
+
+
+def test_a_child_placed_after_its_root_resumed_stops_at_the_end_it_started_before(
+    memory: Engine,
+) -> None:
+    """AGENT's start at 3 s is read after the session ended (5 s) and was resumed (10 s)."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 10, Acted(SESSION))
+    feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
+    child = members(memory)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(5))
+    assert live(memory, 11) == {SESSION}
+
+
+# -- a stop for good at a provisional stop's very time wins -------------------------------------
+
+
+def test_a_final_session_end_at_the_time_of_the_roots_provisional_stop_stops_it_for_good(
+    memory: Engine,
+) -> None:
+    """The import stopped the root at its file's last row (9 s); the hook's SessionEnd has
+    the same time. A later act of the root is then a real resume, at its own time."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 9, Stopped(conversation=SESSION, provisional=True))
+    feed(memory, 9, SessionEnded(SESSION))
+    assert stops(memory)[-1] == (SESSION, stamp(9), False)
+    feed(memory, 12, Acted(SESSION))
+    assert resumes(memory, SESSION)[-1] == stamp(12)
+    assert SESSION not in live(memory, 10)
+
+
+def test_a_final_session_end_at_the_time_of_a_provisional_stop_stops_the_children_for_good(
+    memory: Engine,
+) -> None:
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 9, Stopped(conversation=SESSION, provisional=True))
+    feed(memory, 9, SessionEnded(SESSION))
+    assert (AGENT, stamp(9), False) in stops(memory)
+
+
+def test_a_childs_own_stop_at_the_time_of_its_provisional_stop_stops_it_for_good(
+    memory: Engine,
+) -> None:
+    """AGENT's file ended at 6 s; its SubagentStop has the same time: a later act is a
+    resume at its own time, not a take-back from 6 s."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 2, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 6, Stopped(conversation=AGENT, provisional=True), requester=AGENT)
+    feed(memory, 6, Stopped(conversation=AGENT), requester=AGENT)
+    assert stops(memory)[-1] == (AGENT, stamp(6), False)
+    feed(memory, 8, Acted(AGENT), requester=AGENT)
+    assert AGENT not in live(memory, 7)
+
+
+def test_a_child_re_dated_to_before_its_roots_final_end_is_stopped_at_the_end(
+    memory: Engine,
+) -> None:
+    """AGENT's act at 7 s placed it after the session ended at 5 s; its own start at 3 s,
+    read later, shows it began before the end."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 7, Acted(AGENT), requester=AGENT)
+    feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
+    assert stops(memory)[-1] == (AGENT, stamp(5), False)
+    assert AGENT in live(memory, 4)
+    assert live(memory, 6) == set()
+
+
+def test_a_child_re_dated_to_before_an_end_its_root_resumed_from_runs_again_from_its_act(
+    memory: Engine,
+) -> None:
+    """AGENT's act at 12 s placed it after the session ended (5 s) and was resumed (10 s);
+    its own start at 3 s, read later: it ran to the end, and again from its act."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 10, Acted(SESSION))
+    feed(memory, 12, Acted(AGENT), requester=AGENT)
+    feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
+    assert members(memory)[AGENT].status == "live"
+    assert AGENT in live(memory, 4) and AGENT in live(memory, 13)
+    assert AGENT not in live(memory, 6) and AGENT not in live(memory, 11)
