@@ -43,7 +43,7 @@ from lineage_es.facts import (
 )
 from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.claude import HOST, SPAWN_TOOLS, is_internal_agent
-from lineage_es.hosts.claude_agents import nests, place_agent, prompt_digest
+from lineage_es.hosts.claude_agents import Spawns, nests, prompt_digest
 from lineage_es.hosts.transcript import TranscriptRow
 from lineage_es.lines import MAX_LINE_BYTES, json_rows
 
@@ -335,76 +335,24 @@ def _notified_stops(row: Mapping[str, Any]) -> list[Fact]:
 # -- what a session's files have shown so far, to place its children by ------------------------
 
 
-class _Call(NamedTuple):
-    """A spawn call: who made it, when, and its prompt's digest (an agent's first prompt
-    repeats it)."""
-
-    parent: str
-    at: datetime | None
-    prompt: bytes | None
-
-
 @dataclass
 class _Session:
     """What the rows read so far say about one session's spawn calls and children, across
-    its main file and agent files, to place children by the same evidence as ``lineage
-    import`` (which has every row of the session read when it places them).
-
-    Calls are kept for the whole session (unlike :class:`_Meaning`'s, which go at their
-    result): an agent's first prompt may repeat any call no other child claimed.
+    its main file and agent files (:class:`~lineage_es.hosts.claude_agents.Spawns`), to place
+    children by the same evidence as ``lineage import`` (which has every row of the session
+    read when it places them).
     """
 
     meaning: _Meaning
     #: The agents with a file of their own in this session.
     agent_ids: frozenset[str] = frozenset()
-    calls: dict[str, _Call] = field(default_factory=dict)
-    #: The child each spawn key named.
-    spawned: dict[str, str] = field(default_factory=dict)
-    #: The parent and spawn key a row first gave each child (a result, a progress row).
-    identified: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    spawns: Spawns = field(default_factory=Spawns)
 
     def note(self, facts: list[Fact], at: datetime | None) -> None:
         """Remember what ``facts``, observed at ``at``, say about calls and children."""
         self.meaning.note(facts)
         for fact in facts:
-            if isinstance(fact, SpawnRequested):
-                if fact.spawn_key not in self.calls:
-                    use = self.meaning.tool_uses.get(fact.spawn_key)
-                    prompt = use.prompt if use is not None else None
-                    self.calls[fact.spawn_key] = _Call(fact.parent, at, prompt)
-            elif isinstance(fact, ChildIdentified | ChildStarted) and fact.child is not None:
-                if fact.spawn_key is not None:
-                    self.spawned[fact.spawn_key] = fact.child
-                if isinstance(fact, ChildIdentified):
-                    self.identified.setdefault(fact.child, (fact.parent, fact.spawn_key))
-
-    def started_at_calls(
-        self, facts: list[Fact], at: datetime | None
-    ) -> tuple[list[ChildIdentified], list[Fact]]:
-        """``facts`` naming, for the first time, a child that has no file of its own (known
-        only from its call's result or a progress row), which started at its call, earlier;
-        and the rest of ``facts``."""
-        early: list[ChildIdentified] = []
-        rest: list[Fact] = []
-        for fact in facts:
-            call = (
-                self.calls.get(fact.spawn_key)
-                if isinstance(fact, ChildIdentified) and fact.spawn_key is not None
-                else None
-            )
-            if (
-                isinstance(fact, ChildIdentified)
-                and call is not None
-                and call.at is not None
-                and at is not None
-                and call.at < at
-                and fact.child not in self.agent_ids
-                and fact.child not in self.identified
-            ):
-                early.append(fact)
-            else:
-                rest.append(fact)
-        return early, rest
+            self.spawns.note(fact, at, self.meaning.tool_uses)
 
     def observe(
         self,
@@ -421,12 +369,11 @@ class _Session:
         its call (observed at the call's time, under a key of its own, as ``lineage import``
         observes it), then the row's other facts (``otherwise`` when there are none, or
         nothing). ``facts`` are noted."""
-        early, rest = self.started_at_calls(facts, at)
+        early, rest = self.spawns.started_at_calls(facts, at, self.agent_ids)
         if not rest and otherwise is not None:
             rest = [otherwise]
         made: list[Observation] = []
-        for fact in early:
-            when = self.calls[fact.spawn_key or ""].at
+        for fact, when in early:
             self.note([fact], when)
             suffix = f"start:{fact.child}"
             made.append(_observation(row, requester, root, [fact], when, where, suffix=suffix))
@@ -437,17 +384,11 @@ class _Session:
 
     def place(self, start: Fact, row: Mapping[str, Any], root: str | None) -> Fact:
         """An agent's start from its first ``row``, placed where the transcripts place it
-        when its sidecar did not (:func:`~lineage_es.hosts.claude_agents.place_agent`)."""
+        when its sidecar did not (:meth:`~lineage_es.hosts.claude_agents.Spawns.place`)."""
         if not isinstance(start, ChildStarted) or start.child is None:
             return start
-        placed = place_agent(
-            start,
-            named=self.identified.get(start.child),
-            calls=self.calls,
-            spawned=self.spawned,
-            prompt=prompt_digest(row),
-            nesting=nests(row.get("version")),
-            root=root,
+        placed = self.spawns.place(
+            start, prompt=prompt_digest(row), nesting=nests(row.get("version")), root=root
         )
         return placed or start
 

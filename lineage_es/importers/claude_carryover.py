@@ -17,6 +17,7 @@ agent's first row), and the loaders of what it keeps in the ledger's session sta
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Container, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -32,7 +33,8 @@ from lineage_es.facts import (
 )
 from lineage_es.hosts.base import parse_time
 from lineage_es.hosts.claude import HOST, is_internal_agent
-from lineage_es.importers.claude_session_state import FileState, SessionState, SpawnCall, with_facts
+from lineage_es.hosts.claude_agents import SpawnCall
+from lineage_es.importers.claude_session_state import FileState, SessionState, with_facts
 
 #: The facts a held-back observation may carry, by name (see ``Carryover._hold_back``).
 _FACTS: dict[str, type[Fact]] = {
@@ -139,7 +141,7 @@ class Carryover(SessionState):
                 if isinstance(fact, Stopped):
                     key = fact.spawn_key or ""
                     # A child with no id (2.0.x inline) is named by its spawn key.
-                    target = fact.conversation or self.spawned.get(key)
+                    target = fact.conversation or self.spawns.spawned.get(key)
                     target = target or (key if key in live else None)
                     if target is None:
                         continue
@@ -245,7 +247,7 @@ class Carryover(SessionState):
         if isinstance(fact, ChildIdentified | ChildStarted):
             return fact.child
         if isinstance(fact, Stopped):
-            return fact.conversation or self.spawned.get(fact.spawn_key or "")
+            return fact.conversation or self.spawns.spawned.get(fact.spawn_key or "")
         if isinstance(fact, Acted | Resumed):
             return fact.conversation
         return None
@@ -274,6 +276,8 @@ class Carryover(SessionState):
 
 
 def load_calls(state: Any) -> dict[str, SpawnCall]:
+    """``{key: [parent, time, prompt digest in hex or null]}`` as kept in the ledger
+    (:func:`calls_state`); a call without a parent or a time is dropped."""
     calls: dict[str, SpawnCall] = {}
     for key, fields in (state if isinstance(state, dict) else {}).items():
         if not isinstance(fields, list) or len(fields) != 3:
@@ -284,6 +288,16 @@ def load_calls(state: Any) -> dict[str, SpawnCall]:
             digest = bytes.fromhex(prompt) if isinstance(prompt, str) else None
             calls[key] = SpawnCall(parent, when, digest)
     return calls
+
+
+def calls_state(calls: Mapping[str, SpawnCall], keys: Container[str]) -> dict[str, Any]:
+    """The calls of ``keys`` for the ledger (:func:`load_calls`): those without a time
+    (never here: the import times every row) are not kept."""
+    return {
+        key: [call.parent, call.at.isoformat(), call.prompt.hex() if call.prompt else None]
+        for key, call in calls.items()
+        if key in keys and call.at is not None
+    }
 
 
 def load_later(state: Any) -> dict[str, list[list[str]]]:

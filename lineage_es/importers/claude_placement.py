@@ -15,12 +15,7 @@ it reads off an agent's first row to place it by (its version, its first prompt'
 from __future__ import annotations
 
 from lineage_es.facts import ChildIdentified, ChildStarted
-from lineage_es.hosts.claude_agents import (
-    NESTING_SINCE,
-    place_agent,
-    prompt_digest,
-    version_tuple,
-)
+from lineage_es.hosts.claude_agents import NESTING_SINCE, prompt_digest, version_tuple
 from lineage_es.importers.claude_session_state import FileState, SessionState, with_facts
 
 
@@ -45,21 +40,12 @@ class Placement(SessionState):
 
     def _placement(self, file: FileState, start: ChildStarted) -> ChildIdentified | None:
         """Where the transcripts place an agent that its sidecar does not
-        (:func:`~lineage_es.hosts.claude_agents.place_agent`, as ``lineage ingest`` places it
+        (:meth:`~lineage_es.hosts.claude_agents.Spawns.place`, as ``lineage ingest`` places it
         at its first row): here, with every row of the session read. ``None`` leaves it to
         the engine: an agent of a later version, with no sidecar, whose call no row names yet
         (its result is still to come) and whose prompt matches no one call, could be any
         agent's child, and is placed by ordering (``inferred``)."""
-        assert start.child is not None
-        return place_agent(
-            start,
-            named=self.identified.get(start.child),
-            calls=self.calls,
-            spawned=self.spawned,
-            prompt=file.prompt,
-            nesting=file.nesting,
-            root=file.root,
-        )
+        return self.spawns.place(start, prompt=file.prompt, nesting=file.nesting, root=file.root)
 
 
 __all__ = ["NESTING_SINCE", "Placement", "prompt_digest", "version_tuple"]

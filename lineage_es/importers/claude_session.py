@@ -45,9 +45,11 @@ from lineage_es.facts import (
 )
 from lineage_es.hosts.base import parse_time
 from lineage_es.hosts.claude import HOST, is_internal_agent
+from lineage_es.hosts.claude_agents import Spawns
 from lineage_es.hosts.claude_transcript import RowMeaning, agent_start, is_warmup, read_meta
 from lineage_es.importers.claude_carryover import (
     Carryover,
+    calls_state,
     load_calls,
     load_later,
     load_own,
@@ -150,9 +152,7 @@ class SessionReader(Placement, Carryover):
         self.timed = []
         self.files = []
         self.seen = set()
-        self.spawned = {}
-        self.calls = load_calls(state.get("calls"))
-        self.identified = {}
+        self.spawns = Spawns(calls=load_calls(state.get("calls")))
         self.unplaced = []
         self.ended = load_later(state.get("ended"))
         self.own = load_own(state.get("own"))
@@ -182,15 +182,11 @@ class SessionReader(Placement, Carryover):
         self._place_starts()
         self._acting_after_stops()
         held = self._hold_back()
-        open_calls = set(self.meaning.open_spawns()) - set(self.spawned)
+        open_calls = set(self.meaning.open_spawns()) - set(self.spawns.spawned)
         state = {
             "meaning": self.meaning.state(),
             "background": sorted(self.background),
-            "calls": {
-                key: [call.parent, call.at.isoformat(), call.prompt.hex() if call.prompt else None]
-                for key, call in self.calls.items()
-                if key in open_calls
-            },
+            "calls": calls_state(self.spawns.calls, open_calls),
             **self._ended(),
             "held": held,
             "waited": waiting,
@@ -584,7 +580,7 @@ class SessionReader(Placement, Carryover):
             for fact in observation.facts:
                 if not isinstance(fact, Stopped):
                     continue
-                target = fact.conversation or self.spawned.get(fact.spawn_key or "")
+                target = fact.conversation or self.spawns.spawned.get(fact.spawn_key or "")
                 if target is None:
                     continue
                 if target == observation.requester and tag == "own":

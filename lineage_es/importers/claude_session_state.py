@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from lineage_es.errors import PayloadError
 from lineage_es.facts import (
@@ -20,11 +20,11 @@ from lineage_es.facts import (
     ChildStarted,
     Fact,
     Observation,
-    SpawnRequested,
     Stopped,
 )
 from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.claude import HOST, is_internal_agent
+from lineage_es.hosts.claude_agents import Spawns
 from lineage_es.importers.ledger import Found, ImportReport, Ledger, Progress, Timed
 from lineage_es.importers.lines import NOT_OBJECT, Skips
 
@@ -74,15 +74,6 @@ class FileState:
     unknown: set[int] = field(default_factory=set)
 
 
-class SpawnCall(NamedTuple):
-    """A spawn call: who made it, when, and its prompt's digest (an agent's first prompt
-    repeats it)."""
-
-    parent: str
-    at: datetime
-    prompt: bytes | None
-
-
 class SessionState:
     """The state of one session's reading, declared once for :class:`~.claude_session.SessionReader`
     (which sets it) and its mixins, and the making of observations into it."""
@@ -104,12 +95,9 @@ class SessionState:
     timed: list[Timed]
     files: list[FileState]
     seen: set[str]
-    #: The child each spawn key named, so a stop by spawn key finds its agent.
-    spawned: dict[str, str]
-    #: Spawn calls by key: this run's, and those earlier runs read and no child claimed.
-    calls: dict[str, SpawnCall]
-    #: The parent and spawn key a transcript row gave each child (a result, a progress row).
-    identified: dict[str, tuple[str, str | None]]
+    #: Spawn calls (this run's, and those earlier runs read and no child claimed), the child
+    #: each spawn key named, the parent and spawn key a row gave each child.
+    spawns: Spawns
     #: Agents started by their first row with no parent named yet: placed after reading.
     unplaced: list[tuple[FileState, int, ChildStarted]]
     #: Children the root's last stop stopped with it (the session file had ended there),
@@ -205,36 +193,19 @@ class SessionState:
         """``facts`` without those naming, for the first time, a child that has no file of
         its own (known only from its call's result): each is observed apart, at its spawn
         call's time, when the child started."""
-        early = [
-            fact
-            for fact in facts
-            if isinstance(fact, ChildIdentified)
-            and fact.spawn_key in self.calls
-            and fact.child not in self.agent_ids
-            and fact.child not in self.identified
-            and self.calls[fact.spawn_key].at < when
-        ]
-        for fact in early:
-            assert isinstance(fact, ChildIdentified) and fact.spawn_key is not None
-            at = self.calls[fact.spawn_key].at
+        early, rest = self.spawns.started_at_calls(facts, when, self.agent_ids)
+        for fact, at in early:
             suffix = f"start:{fact.child}"
             self._emit(file, offset, row, requester, root, [fact], at=at, key_suffix=suffix)
-        return [fact for fact in facts if fact not in early] if early else facts
+        return rest
 
     def _note(self, file: FileState | None, fact: Fact, when: datetime) -> None:
         """Remember which conversations this file placed (``--reconcile`` deletes them when
         their file is gone), which spawn calls were made when and by whom, which spawn key
-        named which child under which parent, and which background agents stopped."""
-        if isinstance(fact, SpawnRequested):
-            if fact.spawn_key not in self.calls:
-                use = self.meaning.tool_uses.get(fact.spawn_key)
-                prompt = use.prompt if use is not None else None
-                self.calls[fact.spawn_key] = SpawnCall(fact.parent, when, prompt)
-        elif isinstance(fact, ChildIdentified | ChildStarted) and fact.child is not None:
-            if fact.spawn_key is not None:
-                self.spawned[fact.spawn_key] = fact.child
-            if isinstance(fact, ChildIdentified):
-                self.identified.setdefault(fact.child, (fact.parent, fact.spawn_key))
+        named which child under which parent (:attr:`spawns`), and which background agents
+        stopped."""
+        self.spawns.note(fact, when, self.meaning.tool_uses)
+        if isinstance(fact, ChildIdentified | ChildStarted) and fact.child is not None:
             if not is_internal_agent(fact.child):
                 self.report.subagents.add(fact.child)
                 if file is not None:
