@@ -471,9 +471,8 @@ def ingest(paths: tuple[Path, ...], host: str | None, quiet: bool, store: str | 
     PATHS are files or folders. A folder gives every file below it whose first row is in
     one of those forms, whatever its name (a Claude agent file is read with its session
     file, or on its own when that is absent); the summary counts the files passed over, by
-    why. A bad line is named with its file, line and reason: in a hook capture or recording
-    it is skipped and every other row still goes in; a transcript or rollout (whose rows
-    build on the ones before) is kept up to its last good row.
+    why. A bad line is named with its file, line and reason and skipped, and every other row
+    still goes in: a transcript's or rollout's rows after it as if it were absent.
 
     Exit status: 0 when every row went in; 1 when some lines (or files named) could not be
     read, the rest being journaled; 2 when nothing could be done (a bad store or option).

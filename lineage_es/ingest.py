@@ -2,9 +2,10 @@
 (MCP rows journal nothing, so ingest passes over them).
 
 A folder is walked for every file in a form ingest reads (:func:`recordings`); what it passes
-over is counted by why. A bad line (not JSON, a payload no host adapter understands, a row
-out of its file's form) is reported with the file, line and reason and skipped: every other
-row of the recording still goes in, and so do the other recordings.
+over is counted by why. A bad line (not a JSON object, longer than 32 MiB, a payload no host
+adapter understands, a row out of its file's form or one a transcript reader refuses) is
+reported with the file, line and reason and skipped: every other row of the recording still
+goes in (a transcript's as if the bad line were absent), and so do the other recordings.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from lineage_es.replay.inputs import (
     BadRow,
     ObservationRow,
     PayloadRow,
-    detect_form,
     form_of,
     parse_line,
     read_rows,
@@ -33,9 +33,6 @@ from lineage_es.replay.inputs import (
 EMPTY = "empty"
 NOT_A_RECORDING = "not a recording"
 UNREADABLE = "unreadable"
-
-#: The forms whose reader can be read again past a bad line (each row stands alone).
-RESUMABLE = ("hooks", "recording")
 
 
 @dataclass
@@ -147,11 +144,10 @@ def ingest(
 def _observations(
     path: Path, host: str | None, report: IngestReport, on_row: Callable[[], None] | None
 ) -> Iterator[Observation]:
-    """The recording's observations. A bad line of a hook capture or a recording (each row
-    stands alone) is reported and skipped; a transcript's reader carries what its earlier
-    rows said, so at its first bad line the rest of the transcript is not read, and the
-    report says so. A failure that names no line (an unreadable file, a recording of
-    another host than ``--host``) ends the file."""
+    """The recording's observations. Each bad line is reported and skipped, and the lines
+    after it are read: a transcript's reader, which carries what its earlier rows said, reads
+    on as if the bad line were absent. A failure that names no line (an unreadable file, a
+    recording of another host than ``--host``) ends the file."""
     try:
         for item in read_rows(path, host=host, lenient=True):
             if isinstance(item, BadRow):
@@ -171,13 +167,4 @@ def _observations(
             if on_row is not None:
                 on_row()
     except InputError as exc:
-        transcript = exc.line is not None and _form(path) not in RESUMABLE
-        tail = " (the rest of the transcript was not read)" if transcript else ""
-        report.failures.append(f"{exc}{tail}")
-
-
-def _form(path: Path) -> str | None:
-    try:
-        return detect_form(path, lenient=True)
-    except (InputError, OSError):
-        return None
+        report.failures.append(str(exc))

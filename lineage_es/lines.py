@@ -12,6 +12,8 @@ JSON is each caller's policy:
   line (the replay's recordings);
 - :func:`json_rows` also refuses a complete line that is not a JSON object, and ends quietly
   at a torn last line (the transcript readers);
+- both, read leniently (``lineage ingest``), pass over such a line instead, hand the
+  :class:`InputError` naming it to the caller (:data:`OnBadLine`) and read on;
 - the journal's import (:mod:`lineage_es.journal`) refuses an overlong line with its number,
   reports a torn last line it skips, and bounds the whole file too.
 
@@ -33,6 +35,19 @@ MAX_LINE_BYTES = 32 * 1024 * 1024
 
 #: How much of an overlong line is read at a time while passing over it.
 _CHUNK = 1024 * 1024
+
+#: The most levels of nesting orjson writes (it reads deeper): a row nested deeper cannot be
+#: keyed by its encoding, as the transcript readers key each row.
+_WRITABLE_DEPTH = 254
+
+#: Where a lenient read hands each bad line it passes over: the :class:`InputError` naming
+#: its file, line and reason.
+OnBadLine = Callable[[InputError], None]
+
+
+def unreported(error: InputError) -> None:
+    """The :data:`OnBadLine` of a look ahead (a file's form, its first row) in a lenient read:
+    it passes a bad line over, and the read itself reports it."""
 
 
 class LineTooLong(Exception):
@@ -82,26 +97,40 @@ def bounded_lines(
         yield b"", size, complete
 
 
-def numbered_lines(path: Path, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
+def numbered_lines(
+    path: Path, limit: int = MAX_LINE_BYTES, *, overlong: OnBadLine | None = None
+) -> Iterator[tuple[int, bytes]]:
     """Each line of ``path`` with its 1-based number; :class:`InputError` naming the file and
-    line for one longer than ``limit``, refused unread. The file is opened as it is read."""
+    line for one longer than ``limit``, refused unread. With ``overlong``, such a line is
+    passed over unread (never held) and handed to ``overlong`` as that error instead, and the
+    lines after it follow. The file is opened as it is read."""
     with path.open("rb") as stream:
         number = 0
         try:
-            for number, (line, _, _) in enumerate(bounded_lines(stream, limit), 1):
+            lines = bounded_lines(stream, limit, None if overlong is None else _passed_over)
+            for number, (line, _, _) in enumerate(lines, 1):
+                if overlong is not None and not line:  # passed over (a read line is never empty)
+                    overlong(_refused(path, number, limit))
+                    continue
                 yield number, line
         except LineTooLong:
             raise _refused(path, number + 1, limit) from None
 
 
 def json_rows(
-    path: Path, limit: int = MAX_LINE_BYTES
+    path: Path, limit: int = MAX_LINE_BYTES, *, bad: OnBadLine | None = None
 ) -> Iterator[tuple[int, dict[str, Any] | None]]:
     """Each line's 1-based number and object (``None`` when blank), bounded before it is parsed.
 
     :class:`InputError` names the file and line of one longer than ``limit`` or of a complete
     line that is not a JSON object, or says the file cannot be opened. A last line without
     its newline that is not one is torn (an interrupted append): the rows end before it.
+
+    With ``bad``, a bad line ends nothing: it is passed over (an overlong one unread), handed
+    to ``bad`` as the :class:`InputError` naming it, and the rows after it follow as if it
+    were absent. A row nested deeper than orjson writes is such a line then too: a transcript
+    reader keys each row by its encoding, and would refuse it only after taking in what it
+    says.
     """
     try:
         stream = path.open("rb")
@@ -110,25 +139,62 @@ def json_rows(
     with stream:
         number = 0
         try:
-            for number, (line, _, complete) in enumerate(bounded_lines(stream, limit), 1):
+            lines = bounded_lines(stream, limit, None if bad is None else _passed_over)
+            for number, (line, _, complete) in enumerate(lines, 1):
+                if bad is not None and not line:  # passed over (a read line is never empty)
+                    bad(_refused(path, number, limit))
+                    continue
                 if not line.strip():
                     yield number, None
                     continue
                 try:
-                    value = orjson.loads(line)
-                except orjson.JSONDecodeError as exc:
-                    if not complete:
-                        return
-                    raise InputError(
-                        f"line is not JSON ({exc})", path=str(path), line=number
-                    ) from None
-                if not isinstance(value, dict):
-                    if not complete:
-                        return
-                    raise InputError("line is not a JSON object", path=str(path), line=number)
+                    value = _object(path, number, line, complete, keyed=bad is not None)
+                except InputError as error:
+                    if bad is None:
+                        raise
+                    bad(error)
+                    continue
+                if value is None:
+                    return
                 yield number, value
         except LineTooLong:
             raise _refused(path, number + 1, limit) from None
+
+
+def _object(
+    path: Path, number: int, line: bytes, complete: bool, *, keyed: bool
+) -> dict[str, Any] | None:
+    """The JSON object on ``line``; ``None`` when the line is torn (not one, and without its
+    newline); :class:`InputError` when a complete line is not one or, ``keyed``, when the
+    object is nested deeper than orjson writes (so it cannot be keyed by its encoding)."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if not complete:
+            return None
+        raise InputError(f"line is not JSON ({exc})", path=str(path), line=number) from None
+    if not isinstance(value, dict):
+        if not complete:
+            return None
+        raise InputError("line is not a JSON object", path=str(path), line=number)
+    if keyed and not _writable(value):
+        reason = f"row is nested more than {_WRITABLE_DEPTH} levels deep: it cannot be keyed"
+        raise InputError(reason, path=str(path), line=number)
+    return value
+
+
+def _writable(value: dict[str, Any]) -> bool:
+    """Whether orjson writes ``value`` back, as a reader must to key its row (a plain
+    encoding costs less than looking for deep nesting in the line would)."""
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return False
+    return True
+
+
+def _passed_over() -> None:
+    """An overlong line a lenient read passed over (reported where it is met)."""
 
 
 def _refused(path: Path, number: int, limit: int) -> InputError:

@@ -11,10 +11,12 @@ from click.testing import CliRunner
 
 from lineage_es.cli import main
 from lineage_es.engine import open_engine
+from tests import test_codex_rollout as codex
 from tests.test_claude_transcript import (
     CHILD,
     SESSION,
     agent_rows,
+    nodes,
     spawn_session,
     subagents,
     write,
@@ -139,14 +141,86 @@ def test_a_recorded_row_that_is_bad_is_skipped_too(tmp_path: Path) -> None:
     assert conversations(store_in(tmp_path)) == {"R1", "R3"}
 
 
-def test_a_transcript_is_kept_up_to_its_last_good_row_and_says_so(tmp_path: Path) -> None:
-    path = spawn_session(tmp_path)
-    path.write_bytes(path.read_bytes() + b"not json\n" + orjson.dumps({"type": "user"}) + b"\n")
+def inserted(path: Path, at: int, line: bytes) -> Path:
+    """``path`` with ``line`` put in before its line ``at``."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([*lines[: at - 1], line + b"\n", *lines[at - 1 :]]))
+    return path
+
+
+def test_a_transcripts_bad_line_is_named_and_skipped_and_every_row_after_it_goes_in(
+    tmp_path: Path,
+) -> None:
+    path = inserted(spawn_session(tmp_path), 3, b"not json")  # the child is named on line 5
     code, out = ingest(path, "--store", store_in(tmp_path))
-    assert code == 1 and "the rest of the transcript was not read" in out
-    assert SESSION in conversations(store_in(tmp_path))
+    assert code == 1 and f"{path}:3: line is not JSON" in out
+    assert "skipped 1 bad line" in out and "not read to the end" not in out
+    assert conversations(store_in(tmp_path)) == {SESSION, CHILD}
+
+
+def test_a_rollouts_bad_line_is_named_and_skipped_and_every_row_after_it_goes_in(
+    tmp_path: Path,
+) -> None:
+    result = codex.item("function_call_output", call_id="call_1", output={"agent_id": codex.C})
+    path = codex.write(tmp_path, codex.meta(codex.P), b"{torn", codex.call("spawn_agent"), result)
+    code, out = ingest(path, "--store", store_in(tmp_path))
+    assert code == 1 and f"{path}:2: line is not JSON" in out
+    assert "skipped 1 bad line" in out and "not read to the end" not in out
+    assert conversations(store_in(tmp_path)) == {codex.P, codex.C}
+
+
+def test_a_subagent_files_bad_line_is_named_with_that_file_and_its_agent_still_goes_in(
+    tmp_path: Path,
+) -> None:
+    agent = write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3, 4, 5))
+    inserted(agent, 1, b"[1, 2]")
+    code, out = ingest(spawn_session(tmp_path), "--store", store_in(tmp_path))
+    assert code == 1 and f"{agent}:1: line is not a JSON object" in out
+    assert conversations(store_in(tmp_path)) == {SESSION, CHILD}
+
+
+def test_a_line_over_32_mib_in_a_hook_capture_is_named_and_skipped_unread(tmp_path: Path) -> None:
+    path = capture(tmp_path / "c.jsonl", start("R1"))
+    with path.open("ab") as stream:
+        stream.write(b'{"pad": "' + b"x" * (32 * 1024 * 1024) + b'"}\n')
+        stream.write(orjson.dumps(start("R2")) + b"\n")
+    code, out = ingest(path, "--store", store_in(tmp_path))
+    assert code == 1 and f"{path}:2: line is longer than 32 MiB; refused unread" in out
+    assert "ingested 2 rows from 1 recordings; skipped 1 bad line" in out
+    assert conversations(store_in(tmp_path)) == {"R1", "R2"}
+
+
+def test_ingest_of_a_session_with_bad_lines_agrees_with_import(tmp_path: Path) -> None:
+    from lineage_es.importers import import_claude
+    from lineage_es.ingest import ingest as ingest_paths
+
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3, 4, 7))
+    path = inserted(inserted(spawn_session(tmp_path), 3, b'{"type": "user", "sess'), 5, b"[]")
+    with open_engine("memory://") as imported, open_engine("memory://") as ingested:
+        import_claude(imported, tmp_path)
+        report = ingest_paths(ingested, [path])
+        assert report.bad_lines == 2
+        assert nodes(ingested, [SESSION]) == nodes(imported, [SESSION])
 
 
 def test_help_says_bad_lines_are_skipped_and_what_the_exit_status_means() -> None:
     out = CliRunner().invoke(main, ["ingest", "--help"]).output
     assert "skipped" in out and "1 when some lines" in out
+
+
+def test_ingest_of_a_rollout_with_bad_lines_agrees_with_import(tmp_path: Path) -> None:
+    """Stops aside: import stops the root at its file's last row, and its live children
+    with it; ingest leaves them live."""
+    from lineage_es.importers import import_codex
+    from lineage_es.ingest import ingest as ingest_paths
+
+    result = codex.item("function_call_output", call_id="call_1", output={"agent_id": codex.C})
+    rows = [codex.meta(codex.P), b"{torn", codex.call("spawn_agent"), b"[1]", result]
+    path = codex.write(tmp_path, *rows, codex.event("task_started"))
+    with open_engine("memory://") as imported, open_engine("memory://") as ingested:
+        import_codex(imported, tmp_path)
+        report = ingest_paths(ingested, [path])
+        assert report.bad_lines == 2
+        started = {c: node[:-1] for c, node in nodes(ingested, [codex.P]).items()}
+        assert started == {c: node[:-1] for c, node in nodes(imported, [codex.P]).items()}
+        assert codex.C in started

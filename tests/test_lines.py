@@ -86,3 +86,66 @@ def test_json_rows_refuse_an_overlong_line_naming_its_line(tmp_path: Path) -> No
 def test_json_rows_refuse_a_file_that_cannot_be_opened(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read the file"):
         list(json_rows(tmp_path / "gone.jsonl"))
+
+
+# -- read leniently: a bad line is handed over, and the lines after it follow -------------------
+
+
+def test_numbered_lines_hand_over_an_overlong_line_unread_and_read_on(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"{}\n" + b"x" * 100 + b"\n{}\n")
+    refused: list[InputError] = []
+    lines = list(numbered_lines(path, 64, overlong=refused.append))
+    assert lines == [(1, b"{}\n"), (3, b"{}\n")]
+    assert [(e.path, e.line, e.reason) for e in refused] == [
+        (str(path), 2, "line is longer than 64 bytes; refused unread")
+    ]
+
+
+def test_json_rows_hand_over_a_line_that_is_not_json_and_read_on(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": 2, "b\n{"a": 3}\n')
+    refused: list[InputError] = []
+    assert list(json_rows(path, bad=refused.append)) == [(1, {"a": 1}), (3, {"a": 3})]
+    assert [(e.line, "not JSON" in e.reason) for e in refused] == [(2, True)]
+
+
+def test_json_rows_hand_over_a_line_that_is_not_an_object_and_read_on(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'[1, 2]\n{"a": 1}\n')
+    refused: list[InputError] = []
+    assert list(json_rows(path, bad=refused.append)) == [(2, {"a": 1})]
+    assert [(e.line, e.reason) for e in refused] == [(1, "line is not a JSON object")]
+
+
+def test_json_rows_hand_over_an_overlong_line_unread_and_read_on(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"pad": "' + b"x" * 100 + b'"}\n{"a": 1}\n')
+    refused: list[InputError] = []
+    assert list(json_rows(path, 64, bad=refused.append)) == [(2, {"a": 1})]
+    assert [(e.line, "longer than 64 bytes" in e.reason) for e in refused] == [(1, True)]
+
+
+def test_json_rows_hand_over_a_row_nested_deeper_than_orjson_writes(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"a": ' + b"[" * 300 + b"]" * 300 + b'}\n{"a": 1}\n')
+    refused: list[InputError] = []
+    assert list(json_rows(path, bad=refused.append)) == [(2, {"a": 1})]
+    assert [(e.line, "nested more than 254 levels" in e.reason) for e in refused] == [(1, True)]
+
+
+def test_json_rows_read_leniently_take_a_row_nested_as_deep_as_orjson_writes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"a": ' + b"[" * 253 + b"]" * 253 + b"}\n")  # 254 levels
+    refused: list[InputError] = []
+    assert [n for n, _ in json_rows(path, bad=refused.append)] == [1]
+    assert refused == []
+
+
+def test_json_rows_read_leniently_still_end_quietly_at_a_torn_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b": ')
+    refused: list[InputError] = []
+    assert (list(json_rows(path, bad=refused.append)), refused) == ([(1, {"a": 1})], [])

@@ -11,15 +11,19 @@ from typing import Any
 import pytest
 
 from lineage_es.errors import InputError
-from lineage_es.facts import LOGICAL_EPOCH
+from lineage_es.facts import LOGICAL_EPOCH, Observation
+from lineage_es.hosts import claude_transcript
 from lineage_es.replay import inputs
 from lineage_es.replay.inputs import (
+    BadRow,
     McpRow,
     ObservationRow,
     PayloadRow,
     detect_form,
     read_rows,
 )
+from tests import test_claude_transcript as claude
+from tests import test_codex_rollout as codex
 
 ROOT = "5f1c2e4a-0000-4000-8000-000000000001"
 START = {"session_id": ROOT, "hook_event_name": "SessionStart", "source": "startup"}
@@ -370,3 +374,183 @@ def test_a_cursor_payload_without_conversation_id_names_the_missing_field(
     lacking = {"hook_event_name": "stop", "workspace_roots": ["/w"]}
     error = _error(write_lines(tmp_path / "h.jsonl", lacking))
     assert error.reason == "cursor: missing required field 'conversation_id'"
+
+
+# -- read leniently (``lineage ingest``): a bad line is a BadRow, the lines after it are read ----
+
+
+def lenient_read(path: Path) -> tuple[list[Observation], list[str]]:
+    """A lenient read's observations (what ingest journals) and its bad lines (``file:line``)."""
+    observed: list[Observation] = []
+    bad: list[str] = []
+    for row in read_rows(path, lenient=True):
+        if isinstance(row, BadRow):
+            bad.append(f"{row.error.path}:{row.row}")
+        elif isinstance(row, ObservationRow) and row.observation is not None:
+            observed.append(row.observation)
+    return observed, bad
+
+
+def inserted(path: Path, at: int, line: bytes) -> Path:
+    """``path`` with ``line`` put in before its line ``at``."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([*lines[: at - 1], line + b"\n", *lines[at - 1 :]]))
+    return path
+
+
+def rollout(folder: Path, *rows: Any) -> Path:
+    folder.mkdir()
+    return codex.write(folder, *rows)
+
+
+def claude_session(folder: Path) -> Path:
+    """A Claude session that spawns a child, whose agent file runs beside it."""
+    rows = claude.agent_rows(claude.CHILD, 3, 4, 7)
+    claude.write(claude.subagents(folder) / f"agent-{claude.CHILD}.jsonl", rows)
+    return claude.spawn_session(folder)
+
+
+def agent_file_of(session: Path) -> Path:
+    return claude.subagents(session.parent) / f"agent-{claude.CHILD}.jsonl"
+
+
+@pytest.mark.parametrize("form", ["hooks", "recording"])
+def test_read_leniently_an_overlong_line_is_a_bad_row_and_the_lines_after_it_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    monkeypatch.setattr(inputs, "MAX_LINE_BYTES", 200)
+    rows = [START, PROMPT] if form == "hooks" else [record("claude", payload=START)] * 2
+    path = write_lines(tmp_path / "h.jsonl", rows[0], "x" * 300, rows[1])
+    read = list(read_rows(path, host="claude", lenient=True))
+    assert [(type(r).__name__, r.row) for r in read] == [
+        ("PayloadRow", 1),
+        ("BadRow", 2),
+        ("PayloadRow", 3),
+    ]
+    assert isinstance(read[1], BadRow)
+    assert read[1].error.reason == "line is longer than 200 bytes; refused unread"
+
+
+def test_read_leniently_a_capture_whose_first_line_is_overlong_is_read_from_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inputs, "MAX_LINE_BYTES", 200)
+    path = write_lines(tmp_path / "h.jsonl", "x" * 300, START)
+    assert [(type(r).__name__, r.row) for r in read_rows(path, lenient=True)] == [
+        ("BadRow", 1),
+        ("PayloadRow", 2),
+    ]
+
+
+def test_read_leniently_a_transcripts_bad_line_is_a_bad_row_in_its_place(tmp_path: Path) -> None:
+    path = inserted(claude.spawn_session(tmp_path), 3, b"{not json")
+    read = list(read_rows(path, lenient=True))
+    assert list(dict.fromkeys((type(r).__name__, r.row) for r in read)) == [
+        ("ObservationRow", 1),
+        ("ObservationRow", 2),
+        ("BadRow", 3),
+        ("ObservationRow", 4),
+        ("ObservationRow", 5),
+    ]
+    (bad,) = [r for r in read if isinstance(r, BadRow)]
+    assert "line is not JSON" in bad.error.reason
+
+
+ROW_START = f'{{"type": "user", "sessionId": "{claude.SESSION}"'
+BAD_LINES = {
+    "not JSON": f'{ROW_START}, "mess'.encode(),
+    "not an object": b"[1, 2]",
+    "nested too deep": f'{ROW_START}, "x": {"[" * 300}{"]" * 300}}}'.encode(),
+}
+
+
+@pytest.mark.parametrize("line", BAD_LINES.values(), ids=BAD_LINES.keys())
+@pytest.mark.parametrize("at", [1, 3], ids=["first", "between-spawn-and-result"])
+def test_read_leniently_a_transcript_reads_past_a_bad_line_as_if_it_were_absent(
+    tmp_path: Path, line: bytes, at: int
+) -> None:
+    clean = claude_session(tmp_path / "clean")
+    path = inserted(claude_session(tmp_path / "bad"), at, line)
+    assert lenient_read(path) == (lenient_read(clean)[0], [f"{path}:{at}"])
+
+
+def test_read_leniently_a_subagent_files_bad_line_names_that_file_and_its_rows_after_it_are_read(
+    tmp_path: Path,
+) -> None:
+    clean = claude_session(tmp_path / "clean")
+    path = claude_session(tmp_path / "bad")
+    inserted(agent_file_of(path), 2, b"oops")
+    assert lenient_read(path) == (lenient_read(clean)[0], [f"{agent_file_of(path)}:2"])
+
+
+def test_read_leniently_a_lone_agent_file_reads_past_a_bad_line_as_if_it_were_absent(
+    tmp_path: Path,
+) -> None:
+    rows = claude.agent_rows(claude.CHILD, 3, 4, 7)
+    name = f"agent-{claude.CHILD}.jsonl"
+    clean = claude.write(tmp_path / "clean" / name, rows)
+    path = inserted(claude.write(tmp_path / "bad" / name, rows), 2, b"oops")
+    assert lenient_read(path) == (lenient_read(clean)[0], [f"{path}:2"])
+
+
+@pytest.mark.parametrize("bad_file", ["session", "agent"])
+def test_read_leniently_a_first_line_that_is_bad_hides_no_agent_file_beside_the_session(
+    tmp_path: Path, bad_file: str
+) -> None:
+    """Agent files beside the session file (2.0.24 to 2.1.1) are found by the session id the
+    first rows name, in the session's file and in theirs."""
+    folders = {"clean": tmp_path / "clean", "bad": tmp_path / "bad"}
+    for folder in folders.values():
+        claude.write(folder / f"agent-{claude.CHILD}.jsonl", claude.agent_rows(claude.CHILD, 3))
+    clean, path = (claude.spawn_session(folder) for folder in folders.values())
+    damaged = path if bad_file == "session" else path.parent / f"agent-{claude.CHILD}.jsonl"
+    inserted(damaged, 1, b"{not json")
+    observed, bad = lenient_read(path)
+    assert (observed, bad) == (lenient_read(clean)[0], [f"{damaged}:1"])
+    assert claude.CHILD in {o.requester for o in observed}
+
+
+def test_read_leniently_an_overlong_transcript_line_is_passed_over_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claude_transcript, "MAX_LINE_BYTES", 400)
+    clean = claude_session(tmp_path / "clean")
+    path = inserted(claude_session(tmp_path / "bad"), 2, b'{"pad": "' + b"x" * 500 + b'"}')
+    observed, bad = lenient_read(path)
+    assert (observed, bad) == (lenient_read(clean)[0], [f"{path}:2"])
+
+
+def test_read_leniently_a_rollout_row_the_reader_refuses_is_a_bad_row(tmp_path: Path) -> None:
+    mistyped = codex.call("spawn_agent", agent_type=5)
+    path = codex.write(tmp_path, codex.meta(codex.P), mistyped, codex.event("task_started"))
+    read = list(read_rows(path, lenient=True))
+    assert [(type(r).__name__, r.row) for r in read] == [
+        ("ObservationRow", 1),
+        ("BadRow", 2),
+        ("ObservationRow", 3),
+    ]
+    assert isinstance(read[1], BadRow)
+    assert read[1].error.reason == "field 'arguments.agent_type' must be a string"
+
+
+def test_read_leniently_a_rollout_reads_past_a_refused_row_as_if_it_were_absent(
+    tmp_path: Path,
+) -> None:
+    """The refused call's id is no spawn call of the thread: its result names no child."""
+    result = codex.item("function_call_output", call_id="call_1", output={"agent_id": codex.C})
+    rows = [codex.meta(codex.P), result, codex.event("task_started")]
+    clean = rollout(tmp_path / "clean", *rows)
+    mistyped = codex.call("spawn_agent", agent_type=5)
+    path = rollout(tmp_path / "bad", rows[0], mistyped, *rows[1:])
+    assert lenient_read(path) == (lenient_read(clean)[0], [f"{path}:2"])
+
+
+def test_read_leniently_a_rollout_header_the_reader_refuses_opens_no_thread(
+    tmp_path: Path,
+) -> None:
+    spawn = {"parent_thread_id": codex.P, "depth": 1, "agent_role": 5}
+    mistyped = codex.meta(codex.C, source={"subagent": {"thread_spawn": spawn}})
+    rows = [codex.meta(codex.P), codex.event("task_started")]
+    clean = rollout(tmp_path / "clean", *rows)
+    path = rollout(tmp_path / "bad", rows[0], mistyped, rows[1])
+    assert lenient_read(path) == (lenient_read(clean)[0], [f"{path}:2"])

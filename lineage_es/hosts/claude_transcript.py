@@ -45,7 +45,7 @@ from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.claude import HOST, SPAWN_TOOLS, is_internal_agent
 from lineage_es.hosts.claude_agents import Spawns, nests, prompt_digest
 from lineage_es.hosts.transcript import TranscriptRow
-from lineage_es.lines import MAX_LINE_BYTES, json_rows
+from lineage_es.lines import MAX_LINE_BYTES, OnBadLine, json_rows, unreported
 
 #: Notification statuses that mean the task is over.
 _FINAL_STATUSES = frozenset({"completed", "killed"})
@@ -57,27 +57,28 @@ _STATUS = re.compile(r"<status>([^<]+)</status>")
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
-def read_transcript(path: Path) -> Iterator[TranscriptRow]:
+def read_transcript(path: Path, *, bad: OnBadLine | None = None) -> Iterator[TranscriptRow]:
     """The observations of a session transcript, numbered by the rows of ``path``.
 
     ``path`` may also be a lone ``agent-<id>.jsonl`` (its session file gone or unpublished):
     its own rows are numbered then. Raises :class:`InputError` naming the file and line of a
     row that is not a JSON object; a torn last line (no newline, an interrupted append) is
-    skipped.
+    skipped. With ``bad``, such a line (in any of the session's files) is handed to ``bad``
+    instead and the rows after it are read as if it were absent.
     """
     path = Path(path)
     match = AGENT_FILE.fullmatch(path.name)
     if match is not None:
-        return _lone_agent_rows(path, match.group(1))
-    return _session_rows(path)
+        return _lone_agent_rows(path, match.group(1), bad)
+    return _session_rows(path, bad)
 
 
 # -- lines ----------------------------------------------------------------------------------
 
 
-def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+def _lines(path: Path, bad: OnBadLine | None = None) -> Iterator[tuple[int, dict[str, Any] | None]]:
     """Each line's number and object (``None`` when blank), bounded before it is parsed."""
-    return json_rows(path, MAX_LINE_BYTES)
+    return json_rows(path, MAX_LINE_BYTES, bad=bad)
 
 
 class _Head(NamedTuple):
@@ -86,14 +87,15 @@ class _Head(NamedTuple):
     session: str | None
 
 
-def _head(path: Path) -> _Head:
+def _head(path: Path, bad: OnBadLine | None = None) -> _Head:
     """The first row of ``path``, and its first time and session, reading no further than
-    needed. Unreadable input ends the look quietly: the real read reports it with its line."""
+    needed. Unreadable input ends the look quietly: the real read reports it with its line
+    (with ``bad``, a bad line is looked past, as that read passes over it)."""
     first: dict[str, Any] | None = None
     time: datetime | None = None
     session: str | None = None
     try:
-        for _, row in _lines(path):
+        for _, row in _lines(path, None if bad is None else unreported):
             if row is None:
                 continue
             if first is None:
@@ -468,6 +470,8 @@ class _AgentFile:
     session: str | None
     start: datetime | None
     meta: Mapping[str, Any]
+    #: Where bad lines go, read leniently (:func:`read_transcript`).
+    bad: OnBadLine | None = None
     #: Lines read so far (all of them once the rows are exhausted).
     lines: int = field(default=0, init=False)
     _rows: Iterator[_AgentRow] | None = field(default=None, init=False, repr=False)
@@ -486,7 +490,7 @@ class _AgentFile:
         key = self.start or _EARLIEST
         held: tuple[datetime, int, dict[str, Any]] | None = None
         first = True
-        for number, row in _lines(self.path):
+        for number, row in _lines(self.path, self.bad):
             self.lines = number
             if row is None:
                 continue
@@ -550,13 +554,13 @@ def agent_start(meta: Mapping[str, Any], agent: str, session: str | None) -> Fac
 
 
 def _agent_file(
-    path: Path, agent: str, session: str | None, *, same_session: bool
+    path: Path, agent: str, session: str | None, *, same_session: bool, bad: OnBadLine | None
 ) -> _AgentFile | None:
     """The agent file at ``path``, or ``None`` when it is not delegation (Claude Code's own
     helpers, 2.0.x ``Warmup`` sidechains) or, with ``same_session``, is another session's."""
     if is_internal_agent(agent):
         return None
-    head = _head(path)
+    head = _head(path, bad)
     if head.row is not None:
         if is_internal_agent(_str(head.row, "agentId") or agent):
             return None
@@ -564,7 +568,7 @@ def _agent_file(
             return None
     if same_session and (head.session is None or head.session != session):
         return None
-    return _AgentFile(path, agent, head.session or session, head.time, _meta(path))
+    return _AgentFile(path, agent, head.session or session, head.time, _meta(path), bad)
 
 
 def _meta(agent_path: Path) -> Mapping[str, Any]:
@@ -604,7 +608,7 @@ def _plain_name(name: str) -> bool:
     return name not in (".", "..") and "/" not in name and "\\" not in name and "\0" not in name
 
 
-def _session_agents(path: Path, session: str | None) -> list[_AgentFile]:
+def _session_agents(path: Path, session: str | None, bad: OnBadLine | None) -> list[_AgentFile]:
     """The session's agent files: under its ``subagents/`` folder (:func:`_subagents_folder`),
     and beside the session file in the older flat layout (there, only those whose rows name
     this session)."""
@@ -615,7 +619,7 @@ def _session_agents(path: Path, session: str | None) -> list[_AgentFile]:
         match = AGENT_FILE.fullmatch(candidate.name)
         if match is None or match.group(1) in found:
             continue
-        agent = _agent_file(candidate, match.group(1), session, same_session=same_session)
+        agent = _agent_file(candidate, match.group(1), session, same_session=same_session, bad=bad)
         if agent is not None:
             found[match.group(1)] = agent
     return sorted(found.values(), key=lambda a: (a.start or _EARLIEST, a.path.name))
@@ -648,14 +652,14 @@ class _Merge:
 # -- putting it together --------------------------------------------------------------------------
 
 
-def _session_rows(path: Path) -> Iterator[TranscriptRow]:
-    head = _head(path)
-    agents = _session_agents(path, head.session)
+def _session_rows(path: Path, bad: OnBadLine | None) -> Iterator[TranscriptRow]:
+    head = _head(path, bad)
+    agents = _session_agents(path, head.session, bad)
     state = _Session(_Meaning(), frozenset(a.agent for a in agents))
     main = _MainFile(path, state, head.time)
     merge = _Merge(agents, state)
     last = 0
-    for number, row in _lines(path):
+    for number, row in _lines(path, bad):
         time = parse_time(row.get("timestamp")) if row is not None else None
         if time is not None and last:
             for merged in merge.before(time):
@@ -669,11 +673,11 @@ def _session_rows(path: Path) -> Iterator[TranscriptRow]:
             yield TranscriptRow(last, merged, own=False)
 
 
-def _lone_agent_rows(path: Path, agent: str) -> Iterator[TranscriptRow]:
+def _lone_agent_rows(path: Path, agent: str, bad: OnBadLine | None) -> Iterator[TranscriptRow]:
     """An agent file read on its own: its rows numbered in it, its session unread."""
-    found = _agent_file(path, agent, None, same_session=False)
+    found = _agent_file(path, agent, None, same_session=False, bad=bad)
     if found is None:
-        for number, _ in _lines(path):
+        for number, _ in _lines(path, bad):
             yield TranscriptRow(number, None)
         return
     state = _Session(_Meaning(), frozenset({found.agent}))

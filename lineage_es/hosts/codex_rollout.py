@@ -36,7 +36,7 @@ from lineage_es.facts import (
 from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.codex import HOST, spawned_agent_id, tool_base_name, uuid7_millis
 from lineage_es.hosts.transcript import TranscriptRow
-from lineage_es.lines import MAX_LINE_BYTES, json_rows
+from lineage_es.lines import MAX_LINE_BYTES, OnBadLine, json_rows
 
 #: v1 multi-agent tools, whose targets are thread ids (v2 ones name agent paths).
 _V1_NAMESPACES = frozenset({"", "multi_agent_v1"})
@@ -46,23 +46,45 @@ _ENDING_KINDS = frozenset({"completed", "interrupted"})
 _WAKING_KIND = "interacted"
 
 
-def read_rollout(path: Path) -> Iterator[TranscriptRow]:
+def read_rollout(path: Path, *, bad: OnBadLine | None = None) -> Iterator[TranscriptRow]:
     """The observations of a Codex rollout, one per line of ``path`` (numbered from 1).
 
     Rows that say nothing about lineage (before any ``session_meta``, blank, or in a thread
     that is not delegation, such as a ``/review`` subagent) carry ``None``. Raises
     :class:`InputError` naming the file and line of a row that is not a JSON object or whose
-    lineage fields have the wrong type; a torn last line (no newline) is skipped.
+    lineage fields have the wrong type; a torn last line (no newline) is skipped. With
+    ``bad``, such a line is handed to ``bad`` instead, has no row, and the rows after it are
+    read as if it were absent.
     """
     path = Path(path)
     reader = _Reader(str(path))
-    for number, row in _lines(path):
-        yield TranscriptRow(number, None if row is None else reader.observe(row, number))
+    for number, row in _lines(path, bad):
+        if row is None or bad is None:
+            yield TranscriptRow(number, None if row is None else reader.observe(row, number))
+        else:
+            yield from _observed_leniently(reader, row, number, bad)
 
 
-def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+def _observed_leniently(
+    reader: _Reader, row: dict[str, Any], number: int, bad: OnBadLine
+) -> Iterator[TranscriptRow]:
+    """The row's observation; a row the reader refuses is handed to ``bad`` instead, and the
+    reader is put back as it was before the row (it may have opened a thread or noted a
+    spawn call before finding the mistyped field)."""
+    before = reader.state()
+    try:
+        observation = reader.observe(row, number)
+    except InputError as exc:
+        reader.thread, reader.delegation, reader.in_header = None, False, False  # as new
+        reader.restore(before)
+        bad(exc)
+        return
+    yield TranscriptRow(number, observation)
+
+
+def _lines(path: Path, bad: OnBadLine | None = None) -> Iterator[tuple[int, dict[str, Any] | None]]:
     """Each line's number and object (``None`` when blank), bounded before it is parsed."""
-    return json_rows(path, MAX_LINE_BYTES)
+    return json_rows(path, MAX_LINE_BYTES, bad=bad)
 
 
 @dataclass

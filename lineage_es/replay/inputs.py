@@ -18,7 +18,7 @@ from lineage_es.errors import InputError, LineageError, PayloadError, UnknownHos
 from lineage_es.facts import HOSTS, LOGICAL_EPOCH, Host, Observation
 from lineage_es.hosts import adapter, contradiction, detect, likely_host
 from lineage_es.hosts.base import parse_time
-from lineage_es.lines import MAX_LINE_BYTES, numbered_lines
+from lineage_es.lines import MAX_LINE_BYTES, OnBadLine, numbered_lines, unreported
 
 Form = Literal["hooks", "recording", "claude-transcript", "codex-rollout"]
 
@@ -78,8 +78,9 @@ class ObservationRow:
 
 @dataclass(frozen=True, slots=True)
 class BadRow:
-    """A line of a hook capture or a recording that cannot be used, read leniently
-    (``read_rows(..., lenient=True)``): its number and why, the other lines still read."""
+    """A line that cannot be used, read leniently (``read_rows(..., lenient=True)``): its
+    number and why, the other lines still read. ``error`` names the file and line: a Claude
+    agent file's line, merged into its session's rows, is numbered in the agent file."""
 
     row: int
     error: InputError
@@ -138,7 +139,8 @@ def form_of(first: Mapping[str, Any]) -> Form:
 def detect_form(path: Path, *, lenient: bool = False) -> Form:
     """The form of the recording at ``path``, from its first non-blank line (``lenient``:
     its first line that is a JSON object)."""
-    for number, line in scan_lines(path):
+    lines = numbered_lines(path, MAX_LINE_BYTES, overlong=unreported) if lenient else None
+    for number, line in scan_lines(path) if lines is None else lines:
         if line.strip():
             try:
                 return form_of(parse_line(path, number, line))
@@ -153,9 +155,9 @@ def read_rows(path: Path, *, host: str | None = None, lenient: bool = False) -> 
 
     ``host`` names the host of bare hook payloads (from ``--host`` or the expected file); without
     it each payload's host is detected. Blank lines are skipped and keep their numbers. A line
-    that cannot be used raises :class:`InputError`; ``lenient``, a hook capture's or a
-    recording's is a :class:`BadRow` instead and the lines after it are read (each stands
-    alone; a transcript's rows do not, so its reader still stops there).
+    that cannot be used raises :class:`InputError`; ``lenient``, it is a :class:`BadRow`
+    instead and the lines after it are read: an overlong one is passed over unread, and a
+    transcript's reader (whose rows build on the ones before) reads on as if it were absent.
     """
     if host is not None and host not in HOSTS:
         raise InputError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
@@ -169,7 +171,7 @@ def read_rows(path: Path, *, host: str | None = None, lenient: bool = False) -> 
         return _hook_rows(path, host, lenient)
     if form == "recording":
         return _recording_rows(path, host, lenient)
-    return _transcript_rows(path, form)
+    return _transcript_rows(path, form, lenient)
 
 
 #: What a line of the recording form holds.
@@ -179,10 +181,35 @@ _RECORDING_FORM = "{host, at, payload} or {host, at, mcp}"
 _GIVEN = "the host given by --host or the expected file"
 
 
+def _lines(path: Path, lenient: bool) -> Iterator[tuple[int, bytes] | BadRow]:
+    """:func:`scan_lines`; ``lenient``, a line too long to read is a :class:`BadRow`, passed
+    over unread, and the lines after it follow."""
+    return _lenient_lines(path) if lenient else scan_lines(path)
+
+
+def _lenient_lines(path: Path) -> Iterator[tuple[int, bytes] | BadRow]:
+    refused: list[InputError] = []
+    for item in numbered_lines(path, MAX_LINE_BYTES, overlong=refused.append):
+        yield from _bad_rows(refused)
+        yield item
+    yield from _bad_rows(refused)
+
+
+def _bad_rows(refused: list[InputError]) -> Iterator[BadRow]:
+    """The lines a lenient read passed over since it was last asked, as :class:`BadRow`."""
+    for error in refused:
+        yield BadRow(error.line or 0, error)
+    refused.clear()
+
+
 def _hook_rows(path: Path, host: str | None, lenient: bool) -> Iterator[Row]:
     fixed = None if host is None else _as_host(host)
     previous: Host | None = None
-    for number, line in scan_lines(path):
+    for item in _lines(path, lenient):
+        if isinstance(item, BadRow):
+            yield item
+            continue
+        number, line = item
         if not line.strip():
             continue
         try:
@@ -237,7 +264,11 @@ def _detected(path: Path, number: int, payload: Mapping[str, Any], previous: Hos
 
 
 def _recording_rows(path: Path, host: str | None, lenient: bool) -> Iterator[Row]:
-    for number, line in scan_lines(path):
+    for item in _lines(path, lenient):
+        if isinstance(item, BadRow):
+            yield item
+            continue
+        number, line = item
         if not line.strip():
             continue
         try:
@@ -312,29 +343,36 @@ def _check_meta(path: Path, number: int, host: Host, meta: Mapping[str, Any]) ->
         )
 
 
-def _transcript_rows(path: Path, form: Form) -> Iterator[Row]:
-    # The readers parse the file themselves; bound its lines first so they never see a huge one.
-    for _ in scan_lines(path):
-        pass
+def _transcript_rows(path: Path, form: Form, lenient: bool) -> Iterator[Row]:
+    """The reader's rows. Strictly, the first bad line ends them (the file's lines are bounded
+    first, so the reader never sees a huge one); ``lenient``, the reader passes over each bad
+    line, reading on as if it were absent, and it comes as a :class:`BadRow` in its place."""
+    refused: list[InputError] = []
+    bad: OnBadLine | None = refused.append if lenient else None
+    if not lenient:
+        for _ in scan_lines(path):
+            pass
     rows: Iterator[_TranscriptRow]
     try:
         if form == "claude-transcript":
             from lineage_es.hosts.claude_transcript import read_transcript
 
-            rows = iter(read_transcript(path))
+            rows = iter(read_transcript(path, bad=bad))
         else:
             from lineage_es.hosts.codex_rollout import read_rollout
 
-            rows = iter(read_rollout(path))
+            rows = iter(read_rollout(path, bad=bad))
     except ImportError as exc:
         raise InputError(
             f"cannot read a {form}: its reader is missing ({exc})", path=str(path)
         ) from None
     try:
         for item in rows:
+            yield from _bad_rows(refused)
             yield ObservationRow(
                 row=item.row, observation=item.observation, own=getattr(item, "own", True)
             )
+        yield from _bad_rows(refused)
     except InputError as exc:
         if exc.path is None:
             raise InputError(exc.reason, path=str(path), line=exc.line) from None
