@@ -643,3 +643,125 @@ def test_an_unexpected_error_exits_2_without_a_traceback(
     assert result.exit_code == 2
     assert "unexpected error: RuntimeError: disk on fire" in result.stderr
     assert "Traceback" not in result.output
+
+
+# -- a step on a line holding no row; a host the recording's form contradicts -----------------
+
+CLAUDE_TRANSCRIPT = REPLAYS / "claude" / "root-only" / "db54f5d0-c338-4a49-a9ff-612173df821b.jsonl"
+CODEX_ROLLOUT = REPLAYS / "codex" / "root-only" / "root-only.jsonl"
+
+
+def with_blank_line(source: Path, target: Path, before: int | None) -> Path:
+    """``source`` with a blank line inserted as line ``before`` (``None``: appended last)."""
+    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(len(lines) if before is None else before - 1, "\n")
+    target.write_text("".join(lines), encoding="utf-8")
+    return target
+
+
+@pytest.mark.parametrize(
+    ("source", "before", "blank"),
+    [
+        pytest.param(None, 3, 3, id="hook payloads, a blank line amid them"),
+        pytest.param(None, None, 8, id="hook payloads, a trailing blank line"),
+        pytest.param(CODEX_ROLLOUT, 2, 2, id="a Codex rollout, a blank line amid it"),
+        pytest.param(CODEX_ROLLOUT, None, 12, id="a Codex rollout, a trailing blank line"),
+        pytest.param(CLAUDE_TRANSCRIPT, 2, 2, id="a Claude transcript, a blank line amid it"),
+    ],
+)
+def test_a_step_on_a_blank_line_is_refused_naming_its_line(
+    session: Path, tmp_path: Path, check: Check, source: Path | None, before: int | None, blank: int
+) -> None:
+    recording = with_blank_line(source or session, tmp_path / "blank.jsonl", before)
+    result, expected = check(
+        f"version: 1\nsteps:\n  - row: {blank}\n    lineage: null\n", recording=recording
+    )
+    assert result.exit_code == 2, result.output
+    assert f"{expected}:3: line {blank} of the recording is blank: no row" in result.stderr
+
+
+def test_a_step_naming_a_blank_line_among_its_rows_is_refused(
+    session: Path, tmp_path: Path, check: Check
+) -> None:
+    recording = with_blank_line(session, tmp_path / "blank.jsonl", 3)
+    result, expected = check(
+        "version: 1\nhost: claude\nsteps:\n  - rows: [2, 3, 4]\n    tree: null\n",
+        recording=recording,
+    )
+    assert result.exit_code == 2, result.output
+    assert f"{expected}:4: line 3 of the recording is blank: no row" in result.stderr
+
+
+def test_past_the_end_of_a_recording_its_last_row_is_its_last_line_holding_one(
+    tmp_path: Path, check: Check
+) -> None:
+    recording = with_blank_line(CODEX_ROLLOUT, tmp_path / "blank.jsonl", None)
+    result, expected = check("version: 1\nsteps:\n  - row: 13\n", recording=recording)
+    assert result.exit_code == 2, result.output
+    assert f"{expected}:3: row 13 is past the end of the recording (its last row is 11)" in (
+        result.stderr
+    )
+
+
+def test_a_transcript_row_observing_nothing_still_has_lineage_null(check: Check) -> None:
+    # Line 2 of the Claude transcript is a row its reader ignores (not a blank line).
+    result, _ = check(
+        "version: 1\nsteps:\n  - row: 2\n    lineage: null\n", recording=CLAUDE_TRANSCRIPT
+    )
+    assert result.exit_code == 0, result.output
+
+
+def test_update_refuses_a_kept_view_past_the_end_naming_its_line(
+    session: Path, write_expected: WriteExpected
+) -> None:
+    text = f"version: 1\nhost: claude\nsteps:\n  - row: 99\n    views:\n      {ROOT}: null\n"
+    expected = write_expected(text)
+    result = replay(session, "--update", expected)
+    assert result.exit_code == 2
+    assert "unexpected error" not in result.stderr
+    assert f"{expected}:4: row 99 is past the end of the recording (its last row is 7)" in (
+        result.stderr
+    )
+    assert expected.read_text() == text
+
+
+def test_update_refuses_a_kept_view_on_a_blank_line(
+    session: Path, tmp_path: Path, write_expected: WriteExpected
+) -> None:
+    recording = with_blank_line(session, tmp_path / "blank.jsonl", 3)
+    text = f"version: 1\nhost: claude\nsteps:\n  - row: 3\n    views:\n      {ROOT}: null\n"
+    expected = write_expected(text)
+    result = replay(recording, "--update", expected)
+    assert result.exit_code == 2
+    assert f"{expected}:4: line 3 of the recording is blank: no row" in result.stderr
+    assert expected.read_text() == text
+
+
+def test_update_rewrites_a_step_without_views_past_the_end(
+    session: Path, write_expected: WriteExpected
+) -> None:
+    # Only views are kept from an existing file: a recording cut shorter is simply rewritten.
+    expected = write_expected("version: 1\nhost: claude\nsteps:\n  - row: 99\n    lineage: null\n")
+    result = replay(session, "--update", expected)
+    assert result.exit_code == 0, result.output
+    assert "row: 99" not in expected.read_text()
+
+
+@pytest.mark.parametrize("option", ["--assert", "--update"])
+@pytest.mark.parametrize(
+    ("recording", "host"), [(CLAUDE_TRANSCRIPT, "codex"), (CODEX_ROLLOUT, "cursor")]
+)
+def test_an_expected_host_contradicting_the_recordings_form_names_the_expected_files_line(
+    write_expected: WriteExpected, recording: Path, host: str, option: str
+) -> None:
+    expected = write_expected(f"version: 1\nhost: {host}\nsteps: []\n")
+    result = replay(recording, option, expected)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"lineage-replay: error: {expected}:2: host: {host} ")
+    assert f"contradicts the recording {recording}" in result.stderr
+
+
+def test_an_integer_written_as_a_float_holds(check: Check) -> None:
+    result, _ = check("version: 1\nhost: claude\nsteps:\n  - row: 3.0\n    lineage: {depth: 1.0}\n")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("ok: 1 of 1 step held")

@@ -280,16 +280,48 @@ def test_a_subagent_mapping_compares_only_its_given_keys(compare_row_3: CompareR
     )
 
 
-def test_the_requesters_host_is_compared_like_any_lineage_key(
+def test_a_host_in_lineage_is_an_unknown_key(tmp_path: Path) -> None:
+    # REPLAY.md's `lineage:` keys are the lineage's own (LINEAGE.md's AgentLineage has no
+    # host); the file's host is the top-level `host:`.
+    error = load_error(tmp_path, "version: 1\nsteps:\n  - row: 3\n    lineage: {host: claude}\n")
+    assert error.line == 4
+    assert "unknown key 'host' in steps[0].lineage" in error.reason
+    known = error.reason.split("known keys: ")[1]
+    assert known.split(", ") == [
+        "conversation",
+        "root",
+        "parent",
+        "depth",
+        "resolution",
+        "subagent",
+    ]
+
+
+@pytest.mark.parametrize("step", ["lineage: {depth: 1.0}", "lineage:\n  depth: 1.0"])
+def test_an_integer_written_as_a_float_holds_for_that_integer(
+    compare_row_3: CompareRow3, step: str
+) -> None:
+    # The schema's `integer` (JSON Schema's) takes 1.0: it is compared as the number 1.
+    assert compare_row_3(step, child_lineage()) == []
+    (mismatch,) = compare_row_3("lineage: {depth: 2.0}", child_lineage())
+    assert (mismatch.path, mismatch.expected, mismatch.observed) == ("lineage.depth", 2.0, 1)
+
+
+def test_a_peer_depth_written_as_a_float_holds_for_that_integer(
     compare_row_3: CompareRow3,
 ) -> None:
-    assert compare_row_3("lineage: {host: claude}", child_lineage()) == []
-    (mismatch,) = compare_row_3("lineage: {host: cursor}", child_lineage())
-    assert (mismatch.path, mismatch.expected, mismatch.observed) == (
-        "lineage.host",
-        "cursor",
-        "claude",
+    tree = LineageTree(siblings=(peer(OTHER),))
+    step = f"tree: {{siblings: [{{conversation: {OTHER}, depth: 1.0}}]}}"
+    assert compare_row_3(step, child_lineage(tree)) == []
+
+
+def test_a_row_written_as_a_float_is_that_integer_row(tmp_path: Path) -> None:
+    expected = load_expected(
+        write(tmp_path, "version: 1\nsteps:\n  - row: 3.0\n  - rows: [4.0, 5]\n")
     )
+    assert [step.rows for step in expected.steps] == [(3,), (4, 5)]
+    assert [type(row) for step in expected.steps for row in step.rows] == [int, int, int]
+    assert expected.steps[0].label == "row 3"
 
 
 def test_lineage_null_holds_for_a_row_without_requester(compare_row_3: CompareRow3) -> None:

@@ -10,7 +10,7 @@ file, the line and the reason.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from lineage_es.model import AgentLineage, LineageTree
 from lineage_es.replay.expected import (
     Expected,
     Mismatch,
+    Step,
     compare_lineage,
     compare_view,
     dump_expected,
@@ -39,6 +40,7 @@ from lineage_es.replay.inputs import (
     Row,
     detect_form,
     read_rows,
+    scan_lines,
 )
 
 RowKind = Literal["hook", "mcp", "transcript"]
@@ -165,6 +167,7 @@ def run_replay(
     answers = tuple(observed.answers.values())
     if spec is None:
         return ReplayResult(path, observed.form, observed.ingested, answers)
+    _refuse_steps_without_row(path, spec, spec.steps, observed)
     return ReplayResult(
         path,
         observed.form,
@@ -199,6 +202,11 @@ def update_expected(
     existing = load_expected(target) if target.exists() else None
     chosen = _choose_host(host, existing)
     observed = _replay(path, chosen, store, existing, every_row=True)
+    if existing is not None:
+        # Only the existing file's views are kept (its steps are written anew), so only their
+        # rows must be rows of the recording.
+        kept = [step for step in existing.steps if step.views]
+        _refuse_steps_without_row(path, existing, kept, observed)
     written_host = None if observed.form in FORM_HOST else chosen
     document = updated_document(
         observed.lineages(),
@@ -238,6 +246,7 @@ def _replay(
     from lineage_es import open_engine
 
     form = detect_form(path)
+    _refuse_contradicted_host(path, form, host, spec)
     view_host = host or FORM_HOST.get(form)
     probes: dict[int, set[str]] = {}
     for step in spec.steps if spec is not None else ():
@@ -297,6 +306,62 @@ def _replay(
     return observed
 
 
+def _refuse_contradicted_host(
+    path: Path, form: Form, host: str | None, spec: Expected | None
+) -> None:
+    """Refuse the expected file's ``host:`` when the recording's form names another host (a
+    Claude transcript is ``claude``'s, a Codex rollout ``codex``'s): the expected file's line is
+    at fault, not the recording."""
+    implied = FORM_HOST.get(form)
+    if implied is None or host is None or host == implied or spec is None or spec.host != host:
+        return
+    raise InputError(
+        f"host: {host} contradicts the recording {path}: it is a {form}, whose host is {implied}",
+        path=str(spec.path),
+        line=spec.lines.get(("host",)),
+    )
+
+
+def _refuse_steps_without_row(
+    path: Path, spec: Expected, steps: Iterable[Step], observed: _Observed
+) -> None:
+    """Refuse a step naming a line of the recording that holds no row: one past its end, or
+    a blank line (in every form: a blank line is no row, not a row the adapter ignores).
+
+    Only a row the replay answered without an observation, or did not answer, can be blank,
+    so the recording is read again (up to the last such row) only when a step names one."""
+    named = [(step, row) for step in steps for row in step.rows]
+    suspects = {row for _, row in named if _may_hold_no_row(row, observed)}
+    if not suspects:
+        return
+    blank: set[int] = set()
+    last = 0  # the last line holding a row (a transcript's trailing blank lines hold none)
+    limit = max(suspects)
+    for number, line in scan_lines(path):
+        if number > limit:
+            break
+        if line.strip():
+            last = number if number <= observed.last_row else last
+        elif number in suspects:
+            blank.add(number)
+    for step, row in named:
+        if row in blank:
+            reason = f"line {row} of the recording is blank: no row"
+        elif row > observed.last_row:
+            reason = f"row {row} is past the end of the recording (its last row is {last})"
+        else:
+            continue
+        raise InputError(reason, path=str(spec.path), line=step.line)
+
+
+def _may_hold_no_row(row: int, observed: _Observed) -> bool:
+    """Whether ``row`` may be past the end or blank: the replay did not answer it (a blank line
+    of hook payloads or of the recording form is skipped), or answered it without an
+    observation (a transcript reader yields a blank line as a row observing nothing)."""
+    answer = observed.answers.get(row)
+    return row > observed.last_row or answer is None or answer.host is None
+
+
 def _guarded(rows: Iterator[Row], observed: _Observed) -> Iterator[Row]:
     """The rows, with any unusable one reported with how far the replay got."""
     try:
@@ -344,17 +409,12 @@ def _views(
 
 
 def _check(spec: Expected, observed: _Observed) -> tuple[StepResult, ...]:
+    """Every step's result; its rows are rows of the recording (:func:`_refuse_steps_without_row`
+    refused any other)."""
     results: list[StepResult] = []
     for step in spec.steps:
         mismatches: list[Mismatch] = []
         for row in step.rows:
-            if row > observed.last_row:
-                raise InputError(
-                    f"{step.label} is past the end of the recording (its last row is "
-                    f"{observed.last_row})",
-                    path=str(spec.path),
-                    line=step.line,
-                )
             answer = observed.answers.get(row)
             lineage = answer.lineage if answer is not None else None
             mismatches.extend(compare_lineage(spec, step, row, lineage))

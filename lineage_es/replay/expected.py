@@ -96,7 +96,8 @@ def load_expected(path: str | Path) -> Expected:
     steps = []
     for i, raw in enumerate(data["steps"]):
         # The step's own mapping becomes its checks: no copy of the document is kept.
-        rows = tuple(raw.pop("rows")) if "rows" in raw else (raw.pop("row"),)
+        # A row is an integer, which the schema lets YAML write as `3.0`: kept as the int it is.
+        rows = tuple(int(r) for r in raw.pop("rows")) if "rows" in raw else (int(raw.pop("row")),)
         steps.append(Step(index=i, rows=rows, line=lines.get(("steps", i), 0), checks=raw))
     final = data.get("final")
     return Expected(
@@ -128,7 +129,7 @@ def compare_lineage(
     out: list[Mismatch] = []
     if "lineage" in step.checks:
         want = step.checks["lineage"]
-        got = None if observed is None else observed_lineage(observed)
+        got = None if observed is None else lineage_data(observed)
         for path, exp, obs in _compare_value(want, got, ("lineage",)):
             out.append(_mismatch(expected, row, who, base + path, path, exp, obs))
     if "tree" in step.checks:
@@ -220,10 +221,19 @@ def _compare_value(want: Any, got: Any, path: KeyPath) -> Iterable[tuple[KeyPath
     if isinstance(want, dict) and isinstance(got, dict):
         for key, value in want.items():
             yield from _compare_value(value, got.get(key), (*path, key))
-    elif want == got and type(want) is type(got):
+    elif _same_value(want, got):
         return
     elif not (path and path[-1] in TIME_KEYS and _same_instant(want, got)):
         yield path, want, got
+
+
+def _same_value(want: Any, got: Any) -> bool:
+    """Whether two values are equal as JSON data: numbers by value (``depth: 1.0`` is the
+    integer 1, as the schema's ``integer`` takes it), anything else only as the same type
+    (``true`` is not ``1``)."""
+    if type(want) in (int, float) and type(got) in (int, float):
+        return bool(want == got)
+    return type(want) is type(got) and bool(want == got)
 
 
 def _same_instant(want: Any, got: Any) -> bool:
@@ -272,11 +282,6 @@ def _list_diff(want: Sequence[Any], got: Sequence[Mapping[str, Any]]) -> tuple[s
 
 
 # -- writing -----------------------------------------------------------------------------------
-
-
-def observed_lineage(lineage: AgentLineage) -> dict[str, Any]:
-    """A lineage as it is compared: what the expected file writes, and the requester's host."""
-    return {**lineage_data(lineage), "host": lineage.host}
 
 
 def lineage_data(lineage: AgentLineage) -> dict[str, Any]:
@@ -454,7 +459,6 @@ __all__ = [
     "lineage_data",
     "load_expected",
     "nearest_line",
-    "observed_lineage",
     "parse_yaml",
     "perspective_of",
     "refresh_view",
