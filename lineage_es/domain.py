@@ -116,8 +116,9 @@ class RootLineage(Aggregate):
     first. The lifetime is derived from the events alone (they carry no lifetime number), so
     replaying a journal, old or new, gives the same one. Trade-off accepted: a duplicate
     delivered late, after a node of its root stopped or resumed, cannot be told from the fact
-    happening again, and is applied again (a stale stop stops a resumed session; a stale
-    placement may correct an edge back).
+    happening again unless it carries the time it was recorded (:meth:`has_seen`), and is
+    applied again (a stale stop stops a resumed session; a stale placement may correct an
+    edge back).
 
     Session ends: no node outlives its root's session end for good (a provisional stop is no
     end). The root's node keeps, under ``gaps``, each such end that a real resume followed,
@@ -129,10 +130,12 @@ class RootLineage(Aggregate):
     ``started`` (the earliest time a fact placed it: a later fact with an earlier time re-dates
     it, once) and ``stated`` (the parent a fact stated for a child, kept while it could not be
     placed: an unknown parent, a depth contradiction; placed when the parent becomes known).
+    Version 4 adds ``began``: when each lifetime began, so that a dated payload seen in a
+    lifetime that ended after its date is known for a delivery again (:meth:`has_seen`).
     """
 
     TOPIC = "lineage:RootLineage"
-    class_version = 3
+    class_version = 4
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -148,6 +151,13 @@ class RootLineage(Aggregate):
         the two times) and no stated parents: its rejections came from version-1
         ``EdgeRejected`` events, which did not keep what the fact stated."""
         state.setdefault("stated", {})
+
+    @staticmethod
+    def upcast_v3_v4(state: dict[str, Any]) -> None:
+        """A version-3 snapshot kept no time for its lifetimes' beginnings: its keys count by
+        lifetime alone (a recorded payload delivered again after its lifetime ended is applied
+        again, as before)."""
+        state["began"] = [None] * int(state.get("lifetime", 1))
 
     class Event(Aggregate.Event):
         fact: str
@@ -198,7 +208,7 @@ class RootLineage(Aggregate):
             node["status"] = LIVE
             for kept in ("stopped", "provisional", "cascade"):
                 node.pop(kept, None)
-            aggregate.lifetime += 1
+            aggregate.next_lifetime(self.timestamp)
 
     class SpawnRequested(Event):
         TOPIC = "lineage:RootLineage.SpawnRequested"
@@ -500,7 +510,7 @@ class RootLineage(Aggregate):
             node["stopped"] = _stamp(self.timestamp)
             node["provisional"] = self.provisional
             node["cascade"] = self.cascade
-            aggregate.lifetime += 1
+            aggregate.next_lifetime(self.timestamp)
 
     class Renamed(Event):
         """A node's display name. Version 2 adds ``spawn_key``: a pending child is renamed by
@@ -563,6 +573,9 @@ class RootLineage(Aggregate):
         self.spawn_seq = 0
         self.lifetime = 1
         self.seen: dict[str, int] = {fact: self.lifetime} if fact else {}
+        #: When each lifetime began (``began[n - 1]`` for lifetime ``n``; ``None`` when not
+        #: known: the first, and those of snapshots from before version 4).
+        self.began: list[str | None] = [None]
 
     # -- creation -------------------------------------------------------------------------
 
@@ -590,13 +603,29 @@ class RootLineage(Aggregate):
 
     # -- questions the engine asks ----------------------------------------------------------
 
-    def has_seen(self, fact: str, *, recurs: bool = False) -> bool:
+    def has_seen(self, fact: str, *, recurs: bool = False, at: datetime | None = None) -> bool:
         """Whether an observation with key ``fact`` already changed this root: ever, or, for
         a payload that can recur (``recurs``), in its current lifetime (a duplicate delivery;
-        one seen in an earlier lifetime may have happened again)."""
-        if recurs:
-            return self.seen.get(fact) == self.lifetime
-        return fact in self.seen
+        one seen in an earlier lifetime may have happened again), or, when the observation is
+        dated (``at``), in a lifetime that ended after that date: a recorded payload delivered
+        again (a recording ingested twice) is dated where it was first seen, before the
+        change that ended its lifetime, so it cannot be that payload happening again."""
+        if not recurs:
+            return fact in self.seen
+        seen = self.seen.get(fact)
+        if seen is None:
+            return False
+        if seen == self.lifetime:
+            return True
+        if at is None or seen >= len(self.began):
+            return False
+        ended = self.began[seen]  # when the lifetime after the one it was seen in began
+        return ended is not None and _stamp(at) < ended
+
+    def next_lifetime(self, at: datetime) -> None:
+        """A node of the root stopped or resumed at ``at``: a new lifetime begins."""
+        self.lifetime += 1
+        self.began.append(_stamp(at))
 
     def knows(self, conversation: str) -> bool:
         return conversation in self.nodes

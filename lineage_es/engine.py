@@ -198,7 +198,7 @@ class _Unit:
         except AggregateNotFoundError:
             return None
         self.roots[aggregate_id] = root
-        if self.key and root.has_seen(self.key, recurs=self.recurs):
+        if self.key and root.has_seen(self.key, recurs=self.recurs, at=self.at):
             self.seen_before.add(aggregate_id)
         return root
 
@@ -507,7 +507,7 @@ class Engine:
         if root is None:
             return
         fresh = root.id in unit.created - created
-        if not fresh and root.has_seen(observation.key, recurs=observation.recurs):
+        if not fresh and root.has_seen(observation.key, recurs=observation.recurs, at=unit.at):
             return
         already = 0 if fresh else len(root.pending_events)
         self._learn_workspace(observation, root, unit)

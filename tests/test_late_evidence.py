@@ -319,9 +319,9 @@ def test_a_version_2_snapshot_loads_with_no_stated_parents_and_unknown_child_sta
     )  # fmt: skip
     snapshot = RootLineage.Snapshot.take(root)
     state = dict(snapshot.state)
-    assert state.pop("class_version") == 3
+    assert state.pop("class_version") == 4
     state["class_version"] = 2
-    del state["stated"]
+    del state["stated"], state["began"]
     state["nodes"] = {
         name: {k: v for k, v in node.items() if k != "started"}
         for name, node in state["nodes"].items()

@@ -8,7 +8,7 @@ of the root stops or resumes; within one, the same payload delivered twice chang
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -197,3 +197,68 @@ def test_a_key_that_does_not_recur_stays_seen_after_a_stop() -> None:
     root = RootLineage.start("claude", "R", at=AT, fact="k0")
     root.end_session(at=AT, fact="k1")
     assert (root.has_seen("k0"), root.has_seen("k0", recurs=True)) == (True, False)
+
+
+def replay(engine: Engine, *payloads: dict[str, Any]) -> None:
+    """Deliver ``payloads`` dated as a recording dates them: a second apart, from ``AT``."""
+    for step, payload in enumerate(payloads):
+        engine.observe("claude", payload, at=AT + timedelta(seconds=step))
+
+
+RECORDED = (STARTUP, END, RESUME, SUBAGENT_START, SUBAGENT_STOP, SUBAGENT_RESUME, END, RESUME)
+
+
+def test_a_recording_delivered_again_journals_nothing(memory: Engine) -> None:
+    replay(memory, *RECORDED)
+    before, family = memory.position(), statuses(memory)
+    replay(memory, *RECORDED)
+    assert (memory.position(), statuses(memory)) == (before, family)
+
+
+def test_a_dated_payload_from_before_the_change_that_ended_its_lifetime_is_a_duplicate(
+    memory: Engine,
+) -> None:
+    replay(memory, STARTUP, END, RESUME)
+    memory.observe("claude", END, at=AT + timedelta(seconds=1))  # the first end, again
+    assert statuses(memory) == {SESSION: "live"}
+
+
+def test_a_payload_dated_after_the_change_that_ended_its_lifetime_happens_again(
+    memory: Engine,
+) -> None:
+    replay(memory, STARTUP, END, RESUME)
+    memory.observe("claude", END, at=AT + timedelta(seconds=3))
+    assert statuses(memory) == {SESSION: "stopped"}
+
+
+def test_a_snapshot_round_trips_when_lifetimes_began() -> None:
+    root = RootLineage.start("claude", "R", at=AT, fact="k0")
+    root.end_session(at=AT + timedelta(seconds=1), fact="k1")
+    root.see_root(at=AT + timedelta(seconds=2), fact="k2")
+    restored = RootLineage.Snapshot.take(root).mutate(None)
+    assert isinstance(restored, RootLineage)
+    assert restored.has_seen("k1", recurs=True, at=AT + timedelta(seconds=1))
+    assert not restored.has_seen("k1", recurs=True, at=AT + timedelta(seconds=2))
+
+
+def test_a_snapshot_from_before_version_4_counts_its_keys_by_lifetime_alone() -> None:
+    root = RootLineage.start("claude", "R", at=AT, fact="k0")
+    root.end_session(at=AT + timedelta(seconds=1), fact="k1")
+    root.see_root(at=AT + timedelta(seconds=2), fact="k2")
+    snapshot = RootLineage.Snapshot.take(root)
+    state = dict(snapshot.state)
+    assert state.pop("began")
+    state["class_version"] = 3
+    old = RootLineage.Snapshot(
+        originator_id=snapshot.originator_id,
+        originator_version=snapshot.originator_version,
+        timestamp=snapshot.timestamp,
+        topic=snapshot.topic,
+        state=state,
+    )
+    restored = old.mutate(None)
+    assert isinstance(restored, RootLineage)
+    assert not restored.has_seen("k1", recurs=True, at=AT + timedelta(seconds=1))
+    assert restored.has_seen("k2", recurs=True, at=AT + timedelta(seconds=2))
+    restored.end_session(at=AT + timedelta(seconds=3), fact="k3")
+    assert restored.has_seen("k2", recurs=True, at=AT + timedelta(seconds=2))
