@@ -513,7 +513,18 @@ def ingest(paths: tuple[Path, ...], host: str | None, quiet: bool, store: str | 
 
 @main.group()
 def journal() -> None:
-    """Keep the journal: export, import, verify, rebuild the view."""
+    """Keep the journal: export, import, verify, rebuild the view.
+
+    The journal is the truth; the tree view every command answers from is built from it and
+    can always be rebuilt. An export is portable JSONL with a versioned header.
+
+    \b
+    Examples:
+      lineage journal export -o backup.jsonl
+      lineage journal import backup.jsonl --store sqlite:///elsewhere.sqlite
+      lineage journal verify
+      lineage journal rebuild
+    """
 
 
 @journal.command("export")
@@ -527,7 +538,13 @@ def journal() -> None:
 @store_option
 @reports_errors
 def journal_export(output: Path | None, store: str | None) -> None:
-    """Write the whole journal as JSONL with a versioned header."""
+    """Write the whole journal as JSONL with a versioned header (to standard output unless
+    -o is given), for a backup or to move it to another store.
+
+    \b
+    Example:
+      lineage journal export -o backup.jsonl --store postgresql://me@db:5432/lineage
+    """
     from lineage_es.journal import export_journal
 
     with open_store(store, create=False) as engine:
@@ -578,7 +595,12 @@ def journal_import(file: Path, max_size: int | None, store: str | None) -> None:
 @reports_errors
 def journal_verify(store: str | None) -> None:
     """Check the journal has no gaps and the view equals a rebuild; exit 1 on any
-    difference."""
+    difference (each named on stderr), 0 when all is well.
+
+    \b
+    Example:
+      lineage journal verify || lineage journal rebuild
+    """
     from lineage_es.journal import verify_journal
 
     with open_store(store, create=False) as engine:
@@ -599,7 +621,15 @@ def journal_verify(store: str | None) -> None:
 @store_option
 @reports_errors
 def journal_rebuild(store: str | None) -> None:
-    """Throw the tree view away and rebuild it from the journal."""
+    """Throw the tree view away and rebuild it from the journal, with a progress bar.
+
+    The new view is built apart and swapped in at once: other processes answer from the old
+    one until then.
+
+    \b
+    Example:
+      lineage journal rebuild --store sqlite:///journal.sqlite
+    """
     with open_store(store) as engine:
         total = engine.position()
         with click.progressbar(length=total, label="rebuilding", file=sys.stderr) as bar:
