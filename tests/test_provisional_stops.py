@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from lineage_es.domain import RootLineage, upcast
+from lineage_es.domain import RootLineage, root_id, upcast
 from lineage_es.engine import Engine, open_engine
 from lineage_es.facts import (
     Acted,
@@ -660,3 +660,57 @@ def test_a_child_re_dated_to_before_an_end_its_root_resumed_from_runs_again_from
     assert members(memory)[AGENT].status == "live"
     assert AGENT in live(memory, 4) and AGENT in live(memory, 13)
     assert AGENT not in live(memory, 6) and AGENT not in live(memory, 11)
+
+
+# -- snapshots taken before roots kept their session ends ---------------------------------------
+
+
+def with_version_3_snapshot(url: str) -> None:
+    """The session ended for good at 5 s and was resumed for real at 10 s; the root's latest
+    snapshot is one an older version took (no ``gaps``, no ``began``: class version 3)."""
+    with open_engine(url) as engine:
+        feed(engine, 1, RootSeen(SESSION, "startup"))
+        feed(engine, 5, SessionEnded(SESSION))
+        feed(engine, 10, Acted(SESSION))
+        snapshot = RootLineage.Snapshot.take(engine.app.root(root_id("claude", SESSION)))
+        state = {k: v for k, v in snapshot.state.items() if k != "began"} | {"class_version": 3}
+        state["nodes"] = {
+            name: {k: v for k, v in node.items() if k != "gaps"}
+            for name, node in state["nodes"].items()
+        }
+        assert engine.app.snapshots is not None
+        engine.app.snapshots.put(
+            [
+                RootLineage.Snapshot(
+                    originator_id=snapshot.originator_id,
+                    originator_version=snapshot.originator_version,
+                    timestamp=snapshot.timestamp,
+                    topic=snapshot.topic,
+                    state=state,
+                )
+            ]
+        )
+
+
+def test_a_root_whose_snapshot_predates_its_session_ends_decides_as_its_events_do(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'old-snapshot.sqlite'}"
+    with_version_3_snapshot(url)
+    with open_engine(url) as engine:  # a new process: the root is loaded from the store
+        feed(engine, 3, ChildIdentified(SESSION, AGENT, "native"))
+        child = members(engine)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(5))
+
+
+def test_a_snapshot_taken_after_an_old_one_keeps_what_the_events_imply(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old-snapshot.sqlite'}"
+    with_version_3_snapshot(url)
+    with open_engine(url) as engine:
+        feed(engine, 11, ChildIdentified(SESSION, "a-later", "native"))  # a version to take
+        engine.app.take_snapshot(root_id("claude", SESSION))
+        assert engine.app.snapshots is not None
+        latest = next(iter(engine.app.snapshots.get(root_id("claude", SESSION), desc=True)))
+    assert isinstance(latest, RootLineage.Snapshot)
+    assert latest.state["class_version"] == RootLineage.class_version
+    assert latest.state["nodes"][SESSION]["gaps"] == [[stamp(5), stamp(10)]]
