@@ -74,15 +74,11 @@ def _run(
     max_file_size: int,
     store: str | None,
 ) -> None:
-    importer: Callable[..., ImportReport]
-    if host == "claude":  # one host's code only: start-up counts in every import
-        from lineage_es.importers.claude_projects import import_claude
+    from lineage_es import importers  # each name loads only its own host's code
 
-        importer = import_claude
-    else:
-        from lineage_es.importers.codex_sessions import import_codex
-
-        importer = import_codex
+    importer: Callable[..., ImportReport] = (
+        importers.import_claude if host == "claude" else importers.import_codex
+    )
     bar = _Bar(quiet, f"reading {host} history")
     with open_store(store) as engine:
         try:

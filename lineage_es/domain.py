@@ -123,8 +123,9 @@ class RootLineage(Aggregate):
     Session ends: no node outlives its root's session end for good (a provisional stop is no
     end). The root's node keeps, under ``gaps``, each such end that a real resume followed,
     as ``[end, resume]``, and a node is held to the first end at or after the time in question
-    whether the root has been resumed since or not (:meth:`RootLineage._final_end`). Snapshots
-    taken before ``gaps`` was kept have none: their earlier ends are not known.
+    whether the root has been resumed since or not (:meth:`RootLineage._final_end`). A snapshot
+    taken before version 4 has no ``gaps``; the application replays such a root from its
+    events instead of restoring it from that snapshot.
 
     Version 2 of the state (snapshots) adds ``lifetime``. Version 3 adds each node's
     ``started`` (the earliest time a fact placed it: a later fact with an earlier time re-dates
@@ -606,10 +607,12 @@ class RootLineage(Aggregate):
     def has_seen(self, fact: str, *, recurs: bool = False, at: datetime | None = None) -> bool:
         """Whether an observation with key ``fact`` already changed this root: ever, or, for
         a payload that can recur (``recurs``), in its current lifetime (a duplicate delivery;
-        one seen in an earlier lifetime may have happened again), or, when the observation is
-        dated (``at``), in a lifetime that ended after that date: a recorded payload delivered
-        again (a recording ingested twice) is dated where it was first seen, before the
-        change that ended its lifetime, so it cannot be that payload happening again."""
+        one seen in an earlier lifetime may have happened again), or in a lifetime that ended
+        after the observation's time ``at``: a recorded payload delivered again (a recording
+        ingested twice) keeps the time it was recorded, before the change that ended its
+        lifetime, so it cannot be that payload happening again. A live hook's time is when it
+        was received, so its late duplicate still counts as happening again (a clock set back
+        between the change and a true repeat would swallow the repeat)."""
         if not recurs:
             return fact in self.seen
         seen = self.seen.get(fact)

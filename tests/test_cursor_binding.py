@@ -421,16 +421,20 @@ def test_a_tool_event_no_pending_start_can_bind_is_a_child_not_bound_yet_not_a_r
     """Only root-only events start a root; the engine cannot place it, so there is no tree,
     and nothing but its being a child (depth 1 at least, by ordering) is known."""
     engine.observe("cursor", hook(ROOT, "beforeSubmitPrompt", prompt="no task"))
+    before = engine.position()
     lineage = engine.observe(
         "cursor", hook("C", "preToolUse", tool_name="Read", tool_input={}, tool_use_id="t1")
     )
     assert lineage is not None
-    assert (lineage.depth, lineage.parent, lineage.resolution, lineage.tree) == (
+    assert (lineage.root, lineage.depth, lineage.parent, lineage.resolution, lineage.tree) == (
+        "C",
         1,
         None,
         "inferred",
         None,
     )
+    assert engine.position() == before  # nothing journaled: no root for it, not a root
+    assert [node.conversation for node in engine.forest(include_stopped=True)] == [ROOT]
 
 
 # -- a Task resume names its child (HOSTS.md 3.2) ----------------------------------------------
