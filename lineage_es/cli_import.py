@@ -74,11 +74,15 @@ def _run(
     max_file_size: int,
     store: str | None,
 ) -> None:
-    from lineage_es import importers  # each name loads only its own host's code
+    importer: Callable[..., ImportReport]
+    if host == "claude":  # one host's code only (the package imports none eagerly)
+        from lineage_es.importers.claude_projects import import_claude
 
-    importer: Callable[..., ImportReport] = (
-        importers.import_claude if host == "claude" else importers.import_codex
-    )
+        importer = import_claude
+    else:
+        from lineage_es.importers.codex_sessions import import_codex
+
+        importer = import_codex
     bar = _Bar(quiet, f"reading {host} history")
     with open_store(store) as engine:
         try:
