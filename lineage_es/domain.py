@@ -1274,29 +1274,29 @@ class RootLineage(Aggregate):
         fact: str,
         went_on: str | None,
     ) -> None:
-        """A live child just placed or re-dated, starting at ``at``, under a root whose
-        session had already ended by then (a start read late): it stops with its root, at the
-        first end at or after its start, for good or provisionally as that end was
+        """A child just placed or re-dated, starting at ``at``, under a root whose session
+        had already ended by then (a start read late): it stops with its root, at the first
+        end at or after its start, for good or provisionally as that end was
         (:meth:`end_session` would have stopped it there). A child starting after every end
-        stays live: its stop is its own. A re-dated child was known live from ``went_on``
-        (its start until now): after an end for good, that resumes it as its own fact then
-        would (:meth:`_resume_within_ends`); after a provisional stop, it went on past it."""
+        stays live: its stop is its own. A re-dated child (known from ``went_on`` until now)
+        is :meth:`_stop_redated`."""
         found = self._find(conversation, spawn_key)
         root = self.nodes[self.conversation]
-        if found is None or found[2]["status"] != LIVE or root["status"] == DELETED:
+        if found is None or root["status"] == DELETED:
+            return
+        if went_on is not None:
+            self._stop_redated(found, _stamp(at), went_on, fact)
+            return
+        if found[2]["status"] != LIVE:
             return
         started = _stamp(at)
         end = self._final_end(started)
         if end is not None:
             self._stop_with_root(found, end, fact)
-            if went_on is not None and went_on > end:
-                name = found[0] if found[0] is not None else found[1]
-                assert name is not None
-                self._resume_within_ends(found, name, end, datetime.fromisoformat(went_on), fact)
         elif (
             root["status"] == STOPPED
             and root.get("provisional")
-            and root.get("stopped", "") >= max(started, went_on or "")
+            and root.get("stopped", "") >= started
         ):
             self._trigger(
                 self.Stopped,
@@ -1306,6 +1306,57 @@ class RootLineage(Aggregate):
                 spawn_key=found[1],
                 provisional=True,
                 cascade=True,
+            )
+
+    def _stop_redated(
+        self,
+        found: tuple[str | None, str | None, dict[str, Any]],
+        started: str,
+        went_on: str,
+        fact: str,
+    ) -> None:
+        """A child known from ``went_on`` was just re-dated to ``started``. Only an end for
+        good between the two is new to it (it was placed after the others, or they stopped
+        it then, and whatever it did since stands; after a provisional stop, it went on past
+        it): it stops there, and ``went_on`` resumes it as its own fact then would
+        (:meth:`_resume_within_ends`). A child stopped since is stopped again as that stop
+        found it, if this leaves it live: its stop and its start give the same history in
+        either order of arrival.
+
+        Stops are journaled after the re-dating event, which alone places the child in a view
+        up to a time before ``went_on`` (time travel,
+        :meth:`lineage_es.engine.Engine.as_of`): a stop of its own dated before ``went_on``
+        is journaled again too, so that such a view has it stopped there, as the aggregate
+        has it. Stops and resumes between ``went_on`` and its current state are not known
+        here: a view up to a time between them has the child live from ``went_on`` (when
+        an end stopped it before) to its current stop."""
+        node = found[2]
+        if node["status"] == DELETED:
+            return
+        stop: tuple[str, bool, bool] | None = None
+        if node["status"] != LIVE:
+            if "stopped" not in node:  # stopped before stops kept their time
+                return
+            stop = (node["stopped"], bool(node.get("provisional")), bool(node.get("cascade")))
+        end = self._final_end(started)
+        if end is not None and end < went_on:
+            name = found[0] if found[0] is not None else found[1]
+            assert name is not None
+            self._stop_with_root(found, end, fact)
+            self._resume_within_ends(found, name, end, datetime.fromisoformat(went_on), fact)
+            if node["status"] != LIVE:
+                return
+        elif stop is None or stop[0] >= went_on:
+            return
+        if stop is not None:
+            self._trigger(
+                self.Stopped,
+                datetime.fromisoformat(stop[0]),
+                fact,
+                conversation=found[0],
+                spawn_key=found[1],
+                provisional=stop[1],
+                cascade=stop[2],
             )
 
     def _cap(

@@ -662,6 +662,100 @@ def test_a_child_re_dated_to_before_an_end_its_root_resumed_from_runs_again_from
     assert AGENT not in live(memory, 6) and AGENT not in live(memory, 11)
 
 
+def test_a_child_stopped_before_it_is_re_dated_to_before_an_end_its_root_resumed_from_has_the_gap(
+    memory: Engine,
+) -> None:
+    """As above, but AGENT's own stop at 14 s arrives before its start at 3 s: the same
+    history as when the start comes first (its stop held at the end, again from its act)."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 10, Acted(SESSION))
+    feed(memory, 12, Acted(AGENT), requester=AGENT)
+    feed(memory, 14, Stopped(conversation=AGENT), requester=AGENT)
+    feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
+    child = members(memory)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(14))
+    assert AGENT in live(memory, 4) and AGENT in live(memory, 13)
+    assert AGENT not in live(memory, 6) | live(memory, 9) | live(memory, 11) | live(memory, 15)
+
+
+def test_a_child_stopped_before_it_is_re_dated_to_before_its_roots_final_end_stops_at_the_end(
+    memory: Engine,
+) -> None:
+    """AGENT's act at 7 s placed it after the session ended at 5 s, and it stopped at 8 s; its
+    own start at 3 s, read last, shows it began before the end: held to it, as when the start
+    comes before the stop."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 7, Acted(AGENT), requester=AGENT)
+    feed(memory, 8, Stopped(conversation=AGENT), requester=AGENT)
+    feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
+    child = members(memory)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(5))
+    assert AGENT in live(memory, 4)
+    assert live(memory, 6) == set() and live(memory, 7.5) == set()
+
+
+def test_a_child_stopped_by_an_end_read_late_and_then_re_dated_is_stopped_after_the_end_as_of_then(
+    memory: Engine,
+) -> None:
+    """AGENT's act at 20 s placed it; the session end at 15 s, read late, stopped it there;
+    its start at 12 s, read last: a view as of 16 s has it stopped, as the current view does."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 20, Acted(AGENT), requester=AGENT)
+    feed(memory, 15, SessionEnded(SESSION))
+    feed(memory, 12, ChildIdentified(SESSION, AGENT, "native"))
+    child = members(memory)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(15))
+    assert AGENT in live(memory, 13)
+    assert live(memory, 16) == set() and live(memory, 21) == set()
+
+
+def test_a_child_stopped_before_the_act_that_placed_it_and_then_re_dated_is_stopped_as_of_then(
+    memory: Engine,
+) -> None:
+    """AGENT's act at 17 s placed it; its stop at 10 s, read after, stopped it there; its
+    start at 9 s, read last: a view as of 12 s has it stopped, as the current view does."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 17, Acted(AGENT), requester=AGENT)
+    feed(memory, 10, Stopped(conversation=AGENT), requester=AGENT)
+    feed(memory, 9, ChildIdentified(SESSION, AGENT, "native"))
+    child = members(memory)[AGENT]
+    assert (child.status, child.stopped_at) == ("stopped", stamp(10))
+    assert AGENT in live(memory, 9.5)
+    assert AGENT not in live(memory, 12)
+
+
+def test_a_child_re_dated_to_earlier_still_before_an_end_it_already_started_before_keeps_running(
+    memory: Engine,
+) -> None:
+    """AGENT started at 4 s, before the end at 5 s (held to it), and ran again from its act at
+    12 s, after the root's resume at 10 s; its start moved to 3 s crosses no end: it is live."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 5, SessionEnded(SESSION))
+    feed(memory, 10, Acted(SESSION))
+    feed(memory, 4, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 12, Acted(AGENT), requester=AGENT)
+    feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
+    assert members(memory)[AGENT].status == "live"
+    assert AGENT in live(memory, 3.5) and AGENT in live(memory, 13)
+    assert AGENT not in live(memory, 6) and AGENT not in live(memory, 11)
+
+
+def test_a_child_that_went_on_past_its_roots_provisional_stop_keeps_running_when_re_dated(
+    memory: Engine,
+) -> None:
+    """The import stopped the root at 9 s, and AGENT (started at 5 s) with it; AGENT's act at
+    12 s took it back from there; its start moved to 3 s says nothing of where it stopped."""
+    feed(memory, 1, RootSeen(SESSION, "startup"))
+    feed(memory, 9, Stopped(conversation=SESSION, provisional=True))
+    feed(memory, 5, ChildIdentified(SESSION, AGENT, "native"))
+    feed(memory, 12, Acted(AGENT), requester=AGENT)
+    feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
+    assert members(memory)[AGENT].status == "live"
+    assert AGENT in live(memory, 10) and AGENT in live(memory, 13)
+
+
 # -- snapshots taken before roots kept their session ends ---------------------------------------
 
 
