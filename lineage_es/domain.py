@@ -434,6 +434,9 @@ class RootLineage(Aggregate):
             node["ambiguous"] = False
             for conversation, depth in self.depths.items():
                 aggregate.nodes[conversation]["depth"] = depth
+            for pending in aggregate.pending.values():  # started under a moved node, unbound
+                if pending["parent"] in self.depths:
+                    pending["depth"] = self.depths[pending["parent"]] + 1
             if self.spawn_key is not None:
                 _release(aggregate, self.released, self.conversation)
                 node["spawn"] = self.spawn_key

@@ -319,6 +319,10 @@ def _edge_corrected(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
         if moved is not None:
             moved.depth = depth
             changed.append(moved)
+    for pending in rows.pending.values():  # a child started under a moved node, not bound yet
+        if pending.parent in s["depths"]:
+            pending.depth = s["depths"][pending.parent] + 1
+            changed.append(pending)
     return changed
 
 

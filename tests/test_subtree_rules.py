@@ -585,3 +585,20 @@ def test_a_confirmation_journaled_before_it_carried_the_spawns_type_still_applie
         assert subagent_of(engine, "C") == ("Explore", None, "toolu_A")
         reloaded: RootLineage = engine.app.repository.get(root.id)
         assert reloaded.node("C") is not None and reloaded.node("C")["spawn"] == "toolu_A"  # type: ignore[index]
+
+
+def test_a_child_not_bound_yet_moves_with_its_parent_when_the_parents_edge_is_corrected(
+    engine: Engine,
+) -> None:
+    """C is placed under D (depth 2) and starts a child not bound yet (k1, depth 3); a later
+    fact corrects C's edge to the root: k1 goes with it, at its new parent's depth plus one."""
+    feed = Feed(engine)
+    feed.root("R")
+    feed.child("R", "R", "D")
+    feed.send("D", ChildIdentified("D", "C", "confirmed"), root="R")
+    feed.send("C", ChildStarted(spawn_key="k1", parent="C", resolution="transcript"), root="R")
+    feed.send("R", ChildIdentified("R", "C", "confirmed"), root="R")
+    depths = {m.conversation: m.depth for m in engine.family("R")}
+    assert (depths["C"], depths["k1"]) == (1, 2)
+    engine.rebuild()
+    assert {m.conversation: m.depth for m in engine.family("R")} == depths
