@@ -5,7 +5,9 @@ A folder is walked for every file in a form ingest reads (:func:`recordings`); w
 over is counted by why. A bad line (not a JSON object, longer than 32 MiB, a payload no host
 adapter understands, a row out of its file's form or one a transcript reader refuses) is
 reported with the file, line and reason and skipped: every other row of the recording still
-goes in (a transcript's as if the bad line were absent), and so do the other recordings.
+goes in (a transcript's as if the bad line were absent), and so do the other recordings. A
+Claude agent's ``.meta.json`` sidecar that cannot be read is reported with its file and reason
+and skipped the same way: the session goes in, that agent placed as if it had no sidecar.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ class IngestReport:
     rows: int = 0
     #: Every bad line and every file that could not be read, each with its place and why.
     failures: list[str] = field(default_factory=list)
-    #: How many of ``failures`` are lines (skipped; the rest of their file went in).
+    #: How many of ``failures`` are lines, or agent sidecars, skipped (the rest of their
+    #: recording went in).
     bad_lines: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
 
@@ -146,8 +149,10 @@ def _observations(
 ) -> Iterator[Observation]:
     """The recording's observations. Each bad line is reported and skipped, and the lines
     after it are read: a transcript's reader, which carries what its earlier rows said, reads
-    on as if the bad line were absent. A failure that names no line (an unreadable file, a
-    recording of another host than ``--host``) ends the file."""
+    on as if the bad line were absent. An agent sidecar the transcript reader cannot read is
+    reported and skipped alike (a :class:`BadRow` naming no line). Any other failure that
+    names no line (an unreadable file, a recording of another host than ``--host``) ends the
+    file."""
     try:
         for item in read_rows(path, host=host, lenient=True):
             if isinstance(item, BadRow):

@@ -203,6 +203,36 @@ def test_ingest_of_a_session_with_bad_lines_agrees_with_import(tmp_path: Path) -
         assert nodes(ingested, [SESSION]) == nodes(imported, [SESSION])
 
 
+def test_ingest_of_a_session_with_a_bad_sidecar_agrees_with_import(tmp_path: Path) -> None:
+    """The sidecar is named and skipped; the session goes in, its agent placed as if it had
+    no sidecar, as ``lineage import`` places it."""
+    from lineage_es.importers import import_claude
+    from lineage_es.importers.lines import BAD_SIDECAR
+    from lineage_es.ingest import ingest as ingest_paths
+
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3, 4, 7))
+    sidecar = subagents(tmp_path) / f"agent-{CHILD}.meta.json"
+    sidecar.write_text('{"agentType": "Explore", ')  # torn
+    path = spawn_session(tmp_path)
+    with open_engine("memory://") as imported, open_engine("memory://") as ingested:
+        assert import_claude(imported, tmp_path).skipped[BAD_SIDECAR] == 1
+        report = ingest_paths(ingested, [path])
+        (failure,) = report.failures
+        assert failure.startswith(f"{sidecar}: sidecar is not JSON (") and report.bad_lines == 1
+        assert CHILD in nodes(ingested, [SESSION])
+        assert nodes(ingested, [SESSION]) == nodes(imported, [SESSION])
+
+
+def test_a_bad_sidecar_is_named_and_skipped_and_its_session_goes_in(tmp_path: Path) -> None:
+    write(subagents(tmp_path) / f"agent-{CHILD}.jsonl", agent_rows(CHILD, 3, 4, 5))
+    sidecar = subagents(tmp_path) / f"agent-{CHILD}.meta.json"
+    sidecar.write_text("[1, 2]")
+    code, out = ingest(spawn_session(tmp_path), "--store", store_in(tmp_path))
+    assert code == 1 and f"error: {sidecar}: sidecar is not a JSON object" in out
+    assert "skipped 1 bad line" in out and "not read to the end" not in out
+    assert conversations(store_in(tmp_path)) == {SESSION, CHILD}
+
+
 def test_help_says_bad_lines_are_skipped_and_what_the_exit_status_means() -> None:
     out = CliRunner().invoke(main, ["ingest", "--help"]).output
     assert "skipped" in out and "1 when some lines" in out

@@ -483,6 +483,33 @@ def test_read_leniently_a_subagent_files_bad_line_names_that_file_and_its_rows_a
     assert lenient_read(path) == (lenient_read(clean)[0], [f"{agent_file_of(path)}:2"])
 
 
+BAD_SIDECARS = {  # what the sidecar holds, and the start of why it is refused
+    "not JSON": (b'{"agentType": "Explore", ', "sidecar is not JSON ("),
+    "not an object": (b"[1, 2]", "sidecar is not a JSON object"),
+}
+
+
+@pytest.mark.parametrize("sidecar", BAD_SIDECARS.values(), ids=BAD_SIDECARS.keys())
+@pytest.mark.parametrize("read_from", ["session", "lone agent file"])
+def test_read_leniently_a_bad_sidecar_is_a_bad_row_naming_it_and_its_agent_is_read_without_it(
+    tmp_path: Path, sidecar: tuple[bytes, str], read_from: str
+) -> None:
+    """Its agent is placed as if it had no sidecar; read strictly, it is still refused."""
+    clean = claude_session(tmp_path / "clean")
+    path = claude_session(tmp_path / "bad")
+    meta = agent_file_of(path).with_name(f"agent-{claude.CHILD}.meta.json")
+    meta.write_bytes(sidecar[0])
+    if read_from != "session":
+        clean, path = agent_file_of(clean), agent_file_of(path)
+    read = list(read_rows(path, lenient=True))
+    (bad,) = [r.error for r in read if isinstance(r, BadRow)]
+    assert (bad.path, bad.line) == (str(meta), None) and bad.reason.startswith(sidecar[1])
+    assert lenient_read(path)[0] == lenient_read(clean)[0]
+    assert claude.CHILD in {o.requester for o in lenient_read(path)[0]}
+    with pytest.raises(InputError, match=r"\.meta\.json: sidecar is not"):
+        list(read_rows(path))
+
+
 def test_read_leniently_a_lone_agent_file_reads_past_a_bad_line_as_if_it_were_absent(
     tmp_path: Path,
 ) -> None:

@@ -62,9 +62,11 @@ def read_transcript(path: Path, *, bad: OnBadLine | None = None) -> Iterator[Tra
 
     ``path`` may also be a lone ``agent-<id>.jsonl`` (its session file gone or unpublished):
     its own rows are numbered then. Raises :class:`InputError` naming the file and line of a
-    row that is not a JSON object; a torn last line (no newline, an interrupted append) is
-    skipped. With ``bad``, such a line (in any of the session's files) is handed to ``bad``
-    instead and the rows after it are read as if it were absent.
+    row that is not a JSON object, or naming an agent's ``.meta.json`` sidecar that cannot be
+    read; a torn last line (no newline, an interrupted append) is skipped. With ``bad``, such
+    a line (in any of the session's files) is handed to ``bad`` instead and the rows after it
+    are read as if it were absent; such a sidecar is handed to ``bad`` too (the error names
+    no line) and its agent is placed as if it had none, as ``lineage import`` places it.
     """
     path = Path(path)
     match = AGENT_FILE.fullmatch(path.name)
@@ -557,7 +559,8 @@ def _agent_file(
     path: Path, agent: str, session: str | None, *, same_session: bool, bad: OnBadLine | None
 ) -> _AgentFile | None:
     """The agent file at ``path``, or ``None`` when it is not delegation (Claude Code's own
-    helpers, 2.0.x ``Warmup`` sidechains) or, with ``same_session``, is another session's."""
+    helpers, 2.0.x ``Warmup`` sidechains) or, with ``same_session``, is another session's.
+    Its sidecar is read now (:func:`_sidecar`)."""
     if is_internal_agent(agent):
         return None
     head = _head(path, bad)
@@ -568,7 +571,21 @@ def _agent_file(
             return None
     if same_session and (head.session is None or head.session != session):
         return None
-    return _AgentFile(path, agent, head.session or session, head.time, _meta(path), bad)
+    meta = _sidecar(path, bad)
+    return _AgentFile(path, agent, head.session or session, head.time, meta, bad)
+
+
+def _sidecar(agent_path: Path, bad: OnBadLine | None) -> Mapping[str, Any]:
+    """The agent file's sidecar (:func:`_meta`). With ``bad``, one that cannot be read is
+    handed to ``bad`` (the :class:`InputError` naming it) and read as absent: its agent is
+    placed by the transcripts (:meth:`_Session.place`), as ``lineage import`` places it."""
+    if bad is None:
+        return _meta(agent_path)
+    try:
+        return _meta(agent_path)
+    except InputError as exc:
+        bad(exc)
+        return {}
 
 
 def _meta(agent_path: Path) -> Mapping[str, Any]:
