@@ -1281,7 +1281,9 @@ class RootLineage(Aggregate):
         had already ended by then (a start read late): it stops with its root, at the first
         end at or after its start, for good or provisionally as that end was
         (:meth:`end_session` would have stopped it there). A child starting after every end
-        stays live: its stop is its own. A re-dated child (known from ``went_on`` until now)
+        stays live while its root is (its stop is its own), and is stopped at its start while
+        its root's session has ended for good, as a known child's late act changes nothing
+        then. A re-dated child (known from ``went_on`` until now)
         is :meth:`_stop_redated`."""
         found = self._find(conversation, spawn_key)
         root = self.nodes[self.conversation]
@@ -1308,6 +1310,18 @@ class RootLineage(Aggregate):
                 conversation=found[0],
                 spawn_key=found[1],
                 provisional=True,
+                cascade=True,
+            )
+        elif _final(root):
+            # Placed after its root's session ended for good, with no resume since: a start
+            # delivered late (hooks run apart). It does not outlive the end: placed, stopped.
+            self._trigger(
+                self.Stopped,
+                at,
+                fact,
+                conversation=found[0],
+                spawn_key=found[1],
+                provisional=False,
                 cascade=True,
             )
 

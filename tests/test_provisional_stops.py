@@ -808,3 +808,22 @@ def test_a_snapshot_taken_after_an_old_one_keeps_what_the_events_imply(tmp_path:
     assert isinstance(latest, RootLineage.Snapshot)
     assert latest.state["class_version"] == RootLineage.class_version
     assert latest.state["nodes"][SESSION]["gaps"] == [[stamp(5), stamp(10)]]
+
+
+def test_a_subagent_first_seen_after_its_roots_session_ended_is_placed_stopped(
+    memory: Engine,
+) -> None:
+    """Hooks run apart: AGENT's SubagentStop overtook its SubagentStart, and the session
+    ended before the start came. The start places it, stopped: nothing outlives the end."""
+    hooks(
+        memory,
+        (1, claude_hook("SessionStart", source="startup")),
+        (2, claude_hook("SubagentStop", agent_id=AGENT, agent_type="Explore")),
+        (3, claude_hook("SessionEnd", reason="other")),
+        (4, claude_hook("SubagentStart", agent_id=AGENT, agent_type="Explore")),
+    )
+    assert {m.conversation: m.status for m in memory.family(SESSION)} == {
+        SESSION: "stopped",
+        AGENT: "stopped",
+    }
+    assert live(memory, 5) == set()
