@@ -384,7 +384,7 @@ class Engine:
             assert self.location.path is not None
             prepare_sqlite_file(self.location.path, create=create)
         try:
-            with setup_lock(self.location):
+            with setup_lock(self.location, lock_timeout):
                 env = application_env(self.location, lock_timeout=lock_timeout)
                 self.app = LineageApplication(env=env)
                 self.app.recorder.max_notification_id()

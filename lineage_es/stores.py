@@ -214,20 +214,26 @@ def wrap_open_error(location: StoreLocation, exc: BaseException) -> StoreError:
     return StoreError(f"cannot open store {location.display}: {reason}")
 
 
-#: Any number that is ours: the advisory lock held while a process creates the tables.
-_SETUP_LOCK = 7135550002
+#: Any number that is ours: the class of the advisory lock held while a process creates a
+#: store's tables (the lock's other key is the store's schema, so stores in other schemas of
+#: one database do not wait for each other).
+_SETUP_LOCK = 713555000
 
 
 @contextmanager
-def setup_lock(location: StoreLocation) -> Iterator[None]:
+def setup_lock(location: StoreLocation, timeout: float | None = None) -> Iterator[None]:
     """Serialise table creation across processes opening one PostgreSQL store at once
-    (concurrent ``CREATE ... IF NOT EXISTS`` and ``CREATE OR REPLACE FUNCTION`` collide)."""
+    (concurrent ``CREATE ... IF NOT EXISTS`` and ``CREATE OR REPLACE FUNCTION`` collide),
+    waiting at most ``timeout`` seconds (default :data:`SQLITE_LOCK_TIMEOUT`, as for SQLite):
+    a hook must give up, and say so, before its host's deadline."""
     if location.kind != "postgresql":
         yield
         return
     import psycopg
 
     pg = location.postgres
+    wait_ms = int(1000 * (SQLITE_LOCK_TIMEOUT if timeout is None else timeout))
+    schema = pg.get("schema") or "public"
     try:
         connection = psycopg.connect(
             dbname=pg["dbname"],
@@ -241,8 +247,15 @@ def setup_lock(location: StoreLocation) -> Iterator[None]:
     except psycopg.Error as exc:
         raise StoreError(f"cannot open store {location.display}: {exc}") from None
     with connection:
-        connection.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK,))
+        try:
+            connection.execute(f"SET lock_timeout = {max(wait_ms, 1)}")
+            connection.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (_SETUP_LOCK, schema))
+        except psycopg.errors.LockNotAvailable:
+            raise StoreError(
+                f"cannot open store {location.display}: another process kept it locked for "
+                f"more than {wait_ms / 1000:g} s while creating its tables"
+            ) from None
         try:
             yield
         finally:
-            connection.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))
+            connection.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (_SETUP_LOCK, schema))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import stat
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,3 +148,41 @@ def test_opening_creates_a_missing_sqlite_file_by_default(tmp_path: Path) -> Non
     with open_engine(f"sqlite:///{path}"):
         pass
     assert path.is_file()
+
+
+def hold_setup_lock(url: str) -> Any:
+    """A connection holding the setup lock of the store ``url`` names (as a process creating
+    its tables does)."""
+    import psycopg
+
+    from lineage_es.stores import _SETUP_LOCK
+
+    schema = parse_store_url(url).postgres["schema"]
+    holder = psycopg.connect(url.split("?", maxsplit=1)[0], autocommit=True)
+    holder.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (_SETUP_LOCK, schema))
+    return holder
+
+
+def test_a_postgres_store_locked_past_the_lock_timeout_is_a_store_error_in_time(
+    postgres_url: str,
+) -> None:
+    holder = hold_setup_lock(postgres_url)
+    try:
+        start = time.monotonic()
+        with pytest.raises(StoreError, match="kept it locked for more than 1 s"):
+            open_engine(postgres_url, lock_timeout=1)
+        assert time.monotonic() - start < 10  # not the unbounded wait a hook cannot afford
+    finally:
+        holder.close()
+
+
+def test_a_postgres_store_opens_while_a_store_in_another_schema_is_being_created(
+    postgres_url: str,
+) -> None:
+    other = postgres_url.rsplit("=", 1)[0] + "=lineage_other_schema_being_created"
+    holder = hold_setup_lock(other)
+    try:
+        with open_engine(postgres_url, lock_timeout=1) as engine:
+            assert engine.position() == 0
+    finally:
+        holder.close()
