@@ -214,12 +214,14 @@ class SqlView(ABC):
 
     def replace(self, rows: Sequence[NodeRow], position: int) -> None:
         with self._write_transaction() as cursor:
-            cursor.execute("DELETE FROM lineage_nodes")
-            cursor.execute("DELETE FROM lineage_root_versions")
+            # The position row first, as every write takes it: taking the node rows first
+            # deadlocked with a writer on PostgreSQL (opposite lock orders).
             cursor.execute(
                 "UPDATE lineage_view SET position = ?, roots_version = ? WHERE id = 1",
                 (position, position),
             )
+            cursor.execute("DELETE FROM lineage_nodes")
+            cursor.execute("DELETE FROM lineage_root_versions")
             if rows:
                 cursor.executemany(_UPSERT, [_params(row) for row in rows])
                 cursor.executemany(
