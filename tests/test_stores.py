@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import stat
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -186,3 +187,37 @@ def test_a_postgres_store_opens_while_a_store_in_another_schema_is_being_created
             assert engine.position() == 0
     finally:
         holder.close()
+
+
+def test_a_rebuilds_swap_and_a_write_on_postgresql_do_not_deadlock(postgres_url: str) -> None:
+    """A write locks the view's position row, then node rows; the swap must take them in
+    the same order, or each waits for the other (PostgreSQL aborts one of them)."""
+    import psycopg
+
+    from tests.helpers import Feed
+
+    schema = parse_store_url(postgres_url).postgres["schema"]
+    with open_engine(postgres_url) as engine:
+        Feed(engine).root("R")
+        rows, position = engine.view.all_rows(), engine.view.position()
+        writer = psycopg.connect(
+            postgres_url.split("?", maxsplit=1)[0], options=f"-c search_path={schema}"
+        )
+        failed: list[BaseException] = []
+
+        def swap() -> None:
+            try:
+                engine.view.replace(rows, position)
+            except BaseException as exc:
+                failed.append(exc)
+
+        with writer:
+            writer.execute("UPDATE lineage_view SET position = position WHERE id = 1")
+            swapping = threading.Thread(target=swap)
+            swapping.start()
+            time.sleep(0.5)  # the swap takes what it takes first, then waits for the writer
+            writer.execute("UPDATE lineage_nodes SET depth = depth")
+            writer.commit()
+        swapping.join(30)
+        assert not swapping.is_alive() and failed == []
+        assert engine.view.position() == position
