@@ -441,11 +441,20 @@ class Projector:
     def rebuild(self, progress: Progress | None = None) -> int:
         """Replay the whole journal into a fresh view, then put it in place of this one in one
         transaction: other engines on the store answer from the old view until then, never
-        from an emptied one. Returns how many entries were replayed, those journaled while
-        it ran included."""
+        from an emptied one, nor from one older than they saw (what writers projected while
+        it replayed is replayed too before the swap). Returns how many entries were replayed,
+        those journaled while it ran included."""
         fresh = MemoryView()
-        applied = Projector(self.recorder, fresh).catch_up(progress=progress)
-        self.view.replace(fresh.all_rows(), fresh.position())
+        replay = Projector(self.recorder, fresh)
+        applied = replay.catch_up(progress=progress)
+        while not self.view.replace(fresh.all_rows(), fresh.position()):
+            # Writers projected newer entries meanwhile: take them too, then swap; a view past
+            # every entry of the journal (nothing newer to take) is wrong, and replaced anyway.
+            newer = replay.catch_up(progress=progress)
+            applied += newer
+            if newer == 0:
+                self.view.replace(fresh.all_rows(), fresh.position(), force=True)
+                break
         self._working.clear()
         self._trusted = -1
         return applied + self.catch_up(progress=progress)

@@ -212,14 +212,17 @@ class SqlView(ABC):
                     [(root_id, position) for root_id in {row.root_id for row in rows}],
                 )
 
-    def replace(self, rows: Sequence[NodeRow], position: int) -> None:
+    def replace(self, rows: Sequence[NodeRow], position: int, *, force: bool = False) -> bool:
         with self._write_transaction() as cursor:
             # The position row first, as every write takes it: taking the node rows first
             # deadlocked with a writer on PostgreSQL (opposite lock orders).
             cursor.execute(
-                "UPDATE lineage_view SET position = ?, roots_version = ? WHERE id = 1",
-                (position, position),
+                "UPDATE lineage_view SET position = ?, roots_version = ? "
+                "WHERE id = 1 AND (position <= ? OR ? = 1)",
+                (position, position, position, int(force)),
             )
+            if cursor.rowcount == 0:
+                return False  # another writer projected past it meanwhile
             cursor.execute("DELETE FROM lineage_nodes")
             cursor.execute("DELETE FROM lineage_root_versions")
             if rows:
@@ -228,6 +231,7 @@ class SqlView(ABC):
                     "INSERT INTO lineage_root_versions (root_id, position) VALUES (?, ?)",
                     [(root_id, position) for root_id in {row.root_id for row in rows}],
                 )
+        return True
 
 
 class _PositionMovedError(Exception):

@@ -100,9 +100,12 @@ class ViewStore(Protocol):
         ``expected``."""
         ...
 
-    def replace(self, rows: Sequence[NodeRow], position: int) -> None:
+    def replace(self, rows: Sequence[NodeRow], position: int, *, force: bool = False) -> bool:
         """Put ``rows`` in place of every row, at ``position``, as one transaction (a rebuild):
-        readers see the old view or the new one, never one emptied or half rebuilt."""
+        readers see the old view or the new one, never one emptied or half rebuilt. Unless
+        ``force``, nothing changes, and the answer is ``False``, when the view is already past
+        ``position`` (another writer projected newer entries meanwhile: the rows would take
+        them back)."""
         ...
 
     def close(self) -> None: ...
@@ -126,10 +129,13 @@ class MemoryView:
         self._root_nodes: dict[int, NodeRow] = {}
         self._unbound: dict[int, NodeRow] = {}
 
-    def replace(self, rows: Sequence[NodeRow], position: int) -> None:
+    def replace(self, rows: Sequence[NodeRow], position: int, *, force: bool = False) -> bool:
+        if self._position > position and not force:
+            return False
         self._clear()
         self.apply(rows, position)
         self._roots_version = position
+        return True
 
     def position(self) -> int:
         return self._position

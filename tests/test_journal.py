@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -277,6 +278,32 @@ def test_another_engine_answers_from_the_old_view_while_a_rebuild_runs(tmp_path:
         rebuilding.rebuild(progress=midway)
         assert reader.lineage("A699").depth == 1
     assert len(seen) > 1 and set(seen) == {1}
+
+
+def test_a_rebuild_never_takes_back_what_another_writer_projected_while_it_ran(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'j.sqlite'}"
+    with open_engine(url) as writer:
+        Feed(writer).root("R")
+    after_swaps: list[set[str]] = []
+    with open_engine(url) as rebuilding, open_engine(url) as other:
+        swap = rebuilding.view.replace
+
+        def replace_once_another_writer_went_on(
+            rows: Any, position: int, *, force: bool = False
+        ) -> bool:
+            if not after_swaps:
+                Feed(other).root("S")  # journaled and projected after the rebuild replayed
+            done = swap(rows, position, force=True) if force else swap(rows, position)
+            # What any reader finds in the view right after it, before catching up itself:
+            after_swaps.append({row.conversation or "" for row in rebuilding.view.all_rows()})
+            return done
+
+        rebuilding.view.replace = replace_once_another_writer_went_on  # type: ignore[method-assign]
+        rebuilding.rebuild()
+        assert {node.conversation for node in rebuilding.forest()} == {"R", "S"}
+    assert after_swaps and all(seen == {"R", "S"} for seen in after_swaps)
 
 
 @pytest.mark.parametrize(
