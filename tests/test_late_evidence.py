@@ -15,6 +15,7 @@ reads at every moment (time travel), as a one-shot import of the same files does
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -326,13 +327,7 @@ def test_a_version_2_snapshot_loads_with_no_stated_parents_and_unknown_child_sta
         name: {k: v for k, v in node.items() if k != "started"}
         for name, node in state["nodes"].items()
     }  # what the version-2 code stored
-    old = RootLineage.Snapshot(
-        originator_id=snapshot.originator_id,
-        originator_version=snapshot.originator_version,
-        timestamp=snapshot.timestamp,
-        topic=snapshot.topic,
-        state=state,
-    )
+    old = dataclasses.replace(snapshot, state=state)  # as an older version wrote it
     restored = old.mutate(None)
     assert isinstance(restored, RootLineage)
     assert restored.stated == {}

@@ -8,6 +8,7 @@ of the root stops or resumes; within one, the same payload delivered twice chang
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -179,13 +180,7 @@ def test_a_snapshot_from_before_lifetimes_counts_its_keys_as_seen_in_the_current
     state.pop("class_version", None)
     state.pop("lifetime", None)
     state["seen"] = dict.fromkeys(state["seen"], 1)  # what the version-1 code stored
-    old = RootLineage.Snapshot(
-        originator_id=snapshot.originator_id,
-        originator_version=snapshot.originator_version,
-        timestamp=snapshot.timestamp,
-        topic=snapshot.topic,
-        state=state,
-    )
+    old = dataclasses.replace(snapshot, state=state)  # as an older version wrote it
     restored = old.mutate(None)
     assert isinstance(restored, RootLineage)
     assert restored.has_seen(key, recurs=True)
@@ -249,13 +244,7 @@ def test_a_snapshot_from_before_version_4_counts_its_keys_by_lifetime_alone() ->
     state = dict(snapshot.state)
     assert state.pop("began")
     state["class_version"] = 3
-    old = RootLineage.Snapshot(
-        originator_id=snapshot.originator_id,
-        originator_version=snapshot.originator_version,
-        timestamp=snapshot.timestamp,
-        topic=snapshot.topic,
-        state=state,
-    )
+    old = dataclasses.replace(snapshot, state=state)  # as an older version wrote it
     restored = old.mutate(None)
     assert isinstance(restored, RootLineage)
     assert not restored.has_seen("k1", recurs=True, at=AT + timedelta(seconds=1))

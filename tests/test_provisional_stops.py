@@ -16,6 +16,7 @@ may go on); a host's own stop is a stop for good. So, whichever came first:
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -465,6 +466,14 @@ def test_a_root_resumed_after_its_end_lets_a_capped_child_run_again_from_its_nex
 # -- a real resume of the root does not undo the end before it --------------------------------
 
 
+def session_ended_and_resumed(engine: Engine) -> None:
+    """The session started at 1 s, ended for good at 5 s and was resumed for real at 10 s (the
+    root acted again)."""
+    feed(engine, 1, RootSeen(SESSION, "startup"))
+    feed(engine, 5, SessionEnded(SESSION))
+    feed(engine, 10, Acted(SESSION))
+
+
 def ended_and_resumed(engine: Engine, child_stop: Stopped) -> None:
     """AGENT stopped at 3 s (``child_stop``); the session ended for good at 5 s and was
     resumed for real at 10 s (the root acted again)."""
@@ -583,9 +592,7 @@ def test_a_child_placed_after_its_root_resumed_stops_at_the_end_it_started_befor
     memory: Engine,
 ) -> None:
     """AGENT's start at 3 s is read after the session ended (5 s) and was resumed (10 s)."""
-    feed(memory, 1, RootSeen(SESSION, "startup"))
-    feed(memory, 5, SessionEnded(SESSION))
-    feed(memory, 10, Acted(SESSION))
+    session_ended_and_resumed(memory)
     feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
     child = members(memory)[AGENT]
     assert (child.status, child.stopped_at) == ("stopped", stamp(5))
@@ -652,9 +659,7 @@ def test_a_child_re_dated_to_before_an_end_its_root_resumed_from_runs_again_from
 ) -> None:
     """AGENT's act at 12 s placed it after the session ended (5 s) and was resumed (10 s);
     its own start at 3 s, read later: it ran to the end, and again from its act."""
-    feed(memory, 1, RootSeen(SESSION, "startup"))
-    feed(memory, 5, SessionEnded(SESSION))
-    feed(memory, 10, Acted(SESSION))
+    session_ended_and_resumed(memory)
     feed(memory, 12, Acted(AGENT), requester=AGENT)
     feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
     assert members(memory)[AGENT].status == "live"
@@ -667,9 +672,7 @@ def test_a_child_stopped_before_it_is_re_dated_to_before_an_end_its_root_resumed
 ) -> None:
     """As above, but AGENT's own stop at 14 s arrives before its start at 3 s: the same
     history as when the start comes first (its stop held at the end, again from its act)."""
-    feed(memory, 1, RootSeen(SESSION, "startup"))
-    feed(memory, 5, SessionEnded(SESSION))
-    feed(memory, 10, Acted(SESSION))
+    session_ended_and_resumed(memory)
     feed(memory, 12, Acted(AGENT), requester=AGENT)
     feed(memory, 14, Stopped(conversation=AGENT), requester=AGENT)
     feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
@@ -731,9 +734,7 @@ def test_a_child_re_dated_to_earlier_still_before_an_end_it_already_started_befo
 ) -> None:
     """AGENT started at 4 s, before the end at 5 s (held to it), and ran again from its act at
     12 s, after the root's resume at 10 s; its start moved to 3 s crosses no end: it is live."""
-    feed(memory, 1, RootSeen(SESSION, "startup"))
-    feed(memory, 5, SessionEnded(SESSION))
-    feed(memory, 10, Acted(SESSION))
+    session_ended_and_resumed(memory)
     feed(memory, 4, ChildIdentified(SESSION, AGENT, "native"))
     feed(memory, 12, Acted(AGENT), requester=AGENT)
     feed(memory, 3, ChildIdentified(SESSION, AGENT, "native"))
@@ -773,17 +774,7 @@ def with_version_3_snapshot(url: str) -> None:
             for name, node in state["nodes"].items()
         }
         assert engine.app.snapshots is not None
-        engine.app.snapshots.put(
-            [
-                RootLineage.Snapshot(
-                    originator_id=snapshot.originator_id,
-                    originator_version=snapshot.originator_version,
-                    timestamp=snapshot.timestamp,
-                    topic=snapshot.topic,
-                    state=state,
-                )
-            ]
-        )
+        engine.app.snapshots.put([dataclasses.replace(snapshot, state=state)])
 
 
 def test_a_root_whose_snapshot_predates_its_session_ends_decides_as_its_events_do(
