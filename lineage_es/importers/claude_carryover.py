@@ -52,11 +52,11 @@ class Carryover(SessionState):
         file had only ended there. The root goes on from that moment, and so do the children
         that stopped with it alone, so the history reads as if both runs had been one."""
         again: list[Fact] = [Acted(session), *(Resumed(child) for child in sorted(self.ended))]
-        at = parse_time(row.get("timestamp"))
-        # Never after the row that resumes it (rows are not always in time order).
-        when = min(file.stop, at) if file.stop and at else file.stop or at
+        when = _going_on(file, file.stop, row)
         suffix = f"resume@{offset}"
-        self._emit(file, offset, row, session, session, again, at=when, key_suffix=suffix)
+        self._emit(
+            file, offset, row, session, session, again, at=when, key_suffix=suffix, dated=file.stop
+        )
         # What such a child did after the root's stop was journaled while it stood stopped:
         # it is observed again, after the resume, so that it comes out as it happened.
         for child, later in sorted(self.ended.items()):
@@ -90,12 +90,12 @@ class Carryover(SessionState):
         again after that, so that it comes out as it happened (and the agent acts again at
         its first row after each, :meth:`SessionReader._acting_after_stops`)."""
         stopped, later = self.own.pop(agent)
-        at = parse_time(row.get("timestamp"))
         since = parse_time(stopped)
-        when = min(since, at) if since and at else since or at
+        when = _going_on(file, since, row)
         again: list[Fact] = [Resumed(agent)]
+        suffix = f"resume@{offset}"
         self._emit(
-            file, offset, row, agent, file.root, again, at=when, key_suffix=f"resume@{offset}"
+            file, offset, row, agent, file.root, again, at=when, key_suffix=suffix, dated=since
         )
         for number, (time, kind) in enumerate(later):
             self._emit(
@@ -273,6 +273,19 @@ class Carryover(SessionState):
             self.released.add(len(self.timed))
             rank, place = int(item.get("rank") or 0), int(item.get("place") or 0)
             self.timed.append((at, rank, place, observation))
+
+
+def _going_on(file: FileState, stop: datetime | None, row: dict[str, Any]) -> datetime | None:
+    """Where the observation taking a file's conversation on from its provisional ``stop``
+    sorts: never after the row that takes it on (rows are not always in time order). It is
+    dated at the stop all the same (``dated``): the engine takes a provisional stop back
+    from its own time, and a fact dated before the stop (the row, stamped earlier) would
+    take nothing back, leaving what stopped with it stopped. The file stops again no earlier
+    than that stop either: the rows before it were read by an earlier run."""
+    at = parse_time(row.get("timestamp"))
+    if stop is not None:
+        file.latest = max(file.latest or stop, stop)
+    return min(stop, at) if stop and at else stop or at
 
 
 def load_calls(state: Any) -> dict[str, SpawnCall]:

@@ -133,12 +133,14 @@ class SessionState:
         key_suffix: str = "",
         last: bool = False,
         tag: str = "",
+        dated: datetime | None = None,
     ) -> None:
         """Observe ``facts`` at a row; facts for a row already observed join its
         observation (one row, one idempotency key). With ``key_suffix`` they are observed
         apart, under a key of their own; ``last`` sorts them after everything else observed
         at the row (at ``offset + 1``: no other line starts there); ``tag`` says what kind
-        of stop they are (:attr:`kinds`)."""
+        of stop they are (:attr:`kinds`). ``dated`` is the time the facts carry when it is
+        not the one they are sorted by (``at``, the row's): only with ``key_suffix``."""
         if not facts:
             return
         when = at or parse_time(row.get("timestamp")) or file.at or _mtime(file.found)
@@ -170,7 +172,7 @@ class SessionState:
             facts=tuple(facts),
             root=root,
             workspace=(),
-            at=when,
+            at=dated if dated is not None and key_suffix else when,
         )
         if tag:
             self.kinds[len(self.timed)] = tag

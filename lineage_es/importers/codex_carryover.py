@@ -19,6 +19,10 @@ Kept per root in the ledger group ``carry:<root>``:
     ``[time, {thread: later}]``: the root's own provisional stop, with the threads it stopped
     below it and what happened to each since (``act``, ``stop``, ``own`` for the thread's
     own provisional stop).
+
+Times are kept as ISO-8601 text (this module writes ``datetime.isoformat()`` of UTC times)
+and compared only once parsed (:func:`~lineage_es.hosts.base.parse_time`): ISO text in
+mixed forms (``Z`` or ``+00:00``, fractions of other lengths or none) does not sort as time.
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ class Carry:
         #: The observations :meth:`go_on` made: what they observe again is noted already.
         self.again: set[int] = set()
         #: What this run's rows did to the threads that go on, as (time, kind) by thread.
-        self.steps: dict[str, list[tuple[str, str]]] = {}
+        self.steps: dict[str, list[tuple[datetime, str]]] = {}
 
     def tree(self, root: str) -> _Tree:
         tree = self.trees.get(root)
@@ -89,10 +93,7 @@ class Carry:
             state = self.ledger.group(f"carry:{root}")
             own = state.get("own")
             ended = state.get("ended")
-            tree = _Tree(
-                own=dict(own) if isinstance(own, dict) else {},
-                ended=ended if _valid_ended(ended) else None,
-            )
+            tree = _Tree(own=_load_own(own), ended=_load_ended(ended))
             self.trees[root] = tree
         return tree
 
@@ -110,9 +111,9 @@ class Carry:
         for when, _, _, observation in read:
             for fact in observation.facts:
                 if isinstance(fact, Acted | Resumed) and fact.conversation in threads:
-                    self.steps.setdefault(fact.conversation, []).append((when.isoformat(), "act"))
+                    self.steps.setdefault(fact.conversation, []).append((when, "act"))
                 elif isinstance(fact, Stopped) and fact.conversation in threads:
-                    self.steps.setdefault(fact.conversation, []).append((when.isoformat(), "stop"))
+                    self.steps.setdefault(fact.conversation, []).append((when, "stop"))
         for item in sorted(files, key=lambda f: f.thread != f.root):
             tree = self.tree(item.root)
             tree.changed = True
@@ -150,13 +151,13 @@ class Carry:
                 continue
             if kind == "own" and (item.root, thread) in going:
                 continue  # its own stop is taken back too
-            if kind == "own" and (tree.own.get(thread) or [None])[0] != time:
+            if kind == "own" and parse_time((tree.own.get(thread) or [None])[0]) != at:
                 continue  # its own stop was taken back since
             if kind == "root":
                 ended = tree.ended
-                if ended is None or ended[0] != time:
+                if ended is None or parse_time(ended[0]) != at:
                     continue  # the root's stop was taken back
-                if not self._live(thread, later[:number], time):
+                if not self._live(thread, later[:number], at):
                     continue  # stopped again before it: the root's stop found it stopped
                 ended[1].setdefault(thread, [])
                 # It would have stopped there: what it did after goes on with the root's stop.
@@ -170,12 +171,13 @@ class Carry:
             timed.append(self._timed(item, thread, at, [fact], f"again:{thread}:{number}"))
         return timed
 
-    def _live(self, thread: str, before: Later, time: str) -> bool:
-        """Whether ``thread``, taken on again, is live at ``time`` by what happened to it
+    def _live(self, thread: str, before: Later, at: datetime) -> bool:
+        """Whether ``thread``, taken on again, is live at ``at`` by what happened to it
         since (the steps noted before, and its rows read by this run), in time order."""
+        noted = [(parse_time(t), k) for t, k in before if k in ("act", "stop")]
         steps = sorted(
-            [(t, k) for t, k in before if k in ("act", "stop")]
-            + [step for step in self.steps.get(thread, ()) if step[0] <= time]
+            [(t, k) for t, k in noted if t is not None]
+            + [step for step in self.steps.get(thread, ()) if step[0] <= at]
         )
         return not steps or steps[-1][1] == "act"
 
@@ -219,7 +221,6 @@ class Carry:
             if stop is None and root not in self.trees and not self.ledger.group(f"carry:{root}"):
                 continue  # a tree no provisional stop concerns
             tree = self.tree(root)
-            time = when.isoformat()
             for fact in observation.facts:
                 if (
                     stop is not None
@@ -228,11 +229,11 @@ class Carry:
                     and fact.provisional
                 ):
                     cascade = cascades.get(observation.key, set())
-                    self._stopped(tree, stop, time, cascade, observation)
+                    self._stopped(tree, stop, when.isoformat(), cascade, observation)
                 elif isinstance(fact, Acted | Resumed):
-                    self._step(tree, fact.conversation, time, "act")
+                    self._step(tree, fact.conversation, when, "act")
                 elif isinstance(fact, Stopped) and fact.conversation is not None:
-                    self._step(tree, fact.conversation, time, "stop")
+                    self._step(tree, fact.conversation, when, "stop")
 
     def _stopped(
         self, tree: _Tree, stop: Stop, time: str, cascade: set[str], observation: Observation
@@ -254,14 +255,16 @@ class Carry:
         tree.own[stop.thread] = [time, []]
 
     @staticmethod
-    def _step(tree: _Tree, thread: str, time: str, kind: str) -> None:
+    def _step(tree: _Tree, thread: str, when: datetime, kind: str) -> None:
+        """Note what happened to ``thread`` at ``when``, after a provisional stop of its own
+        or its root's still in place (kept as ``when.isoformat()``)."""
         own = tree.own.get(thread)
-        if own is not None and time >= own[0]:
-            own[1].append([time, kind])
+        if own is not None and _not_before(when, own[0]):
+            own[1].append([when.isoformat(), kind])
             tree.changed = True
         ended = tree.ended
-        if ended is not None and thread in ended[1] and time >= ended[0]:
-            ended[1][thread].append([time, kind])
+        if ended is not None and thread in ended[1] and _not_before(when, ended[0]):
+            ended[1][thread].append([when.isoformat(), kind])
             tree.changed = True
 
     def save(self) -> None:
@@ -270,10 +273,40 @@ class Carry:
                 self.ledger.put_group(f"carry:{root}", tree.state())
 
 
-def _valid_ended(value: Any) -> bool:
-    return (
+def _not_before(when: datetime, stop: str) -> bool:
+    """Whether ``when`` is at or after the stop kept as ``stop`` (``False`` if unreadable)."""
+    at = parse_time(stop)
+    return at is not None and when >= at
+
+
+def _load_later(value: Any) -> Later:
+    """``[[time, kind], ...]`` as kept in the ledger; other items are dropped."""
+    return [
+        [pair[0], pair[1]]
+        for pair in (value if isinstance(value, list) else ())
+        if isinstance(pair, list)
+        and len(pair) == 2
+        and isinstance(pair[0], str)
+        and isinstance(pair[1], str)
+    ]
+
+
+def _load_own(value: Any) -> dict[str, list[Any]]:
+    """``{thread: [time, later]}`` as kept in the ledger; malformed entries are dropped."""
+    return {
+        thread: [stop[0], _load_later(stop[1])]
+        for thread, stop in (value if isinstance(value, dict) else {}).items()
+        if isinstance(stop, list) and len(stop) == 2 and isinstance(stop[0], str)
+    }
+
+
+def _load_ended(value: Any) -> list[Any] | None:
+    """``[time, {thread: later}]`` as kept in the ledger, or ``None``."""
+    if not (
         isinstance(value, list)
         and len(value) == 2
         and isinstance(value[0], str)
         and isinstance(value[1], dict)
-    )
+    ):
+        return None
+    return [value[0], {thread: _load_later(later) for thread, later in value[1].items()}]
