@@ -53,6 +53,7 @@ from lineage_es.projection import JournalEvent, Progress, Projector, iso, read_j
 from lineage_es.queries import Queries, same_workspace
 from lineage_es.stores import (
     SQLITE_LOCK_TIMEOUT,
+    SetupHold,
     StoreLocation,
     application_env,
     default_store_url,
@@ -384,11 +385,11 @@ class Engine:
             assert self.location.path is not None
             prepare_sqlite_file(self.location.path, create=create)
         try:
-            with setup_lock(self.location, lock_timeout):
+            with setup_lock(self.location, lock_timeout) as hold:
                 env = application_env(self.location, lock_timeout=lock_timeout)
                 self.app = LineageApplication(env=env)
                 self.app.recorder.max_notification_id()
-                self.view: ViewStore = self._open_view(lock_timeout)
+                self.view: ViewStore = self._open_view(lock_timeout, hold)
         except StoreError:
             raise
         except Exception as exc:  # every driver has its own errors; name the store
@@ -451,7 +452,7 @@ class Engine:
     def _absorb(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
         self.queries.absorb(rows, expected, position)
 
-    def _open_view(self, lock_timeout: float | None) -> ViewStore:
+    def _open_view(self, lock_timeout: float | None, hold: SetupHold) -> ViewStore:
         if self.location.kind == "memory":
             return MemoryView()
         if self.location.kind == "sqlite":
@@ -461,7 +462,7 @@ class Engine:
             return SQLiteView(self.location.path, timeout=lock_timeout or SQLITE_LOCK_TIMEOUT)
         from lineage_es.sqlview import PostgresView
 
-        return PostgresView(self.location.postgres)
+        return PostgresView(self.location.postgres, connection=hold.take())
 
     # -- writing --------------------------------------------------------------------------
 

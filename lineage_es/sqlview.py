@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from lineage_es.errors import StoreError
+from lineage_es.stores import postgres_conninfo
 from lineage_es.view import NodeRow
 
 COLUMNS = (
@@ -279,15 +280,21 @@ class SQLiteView(SqlView):
 
 
 class PostgresView(SqlView):
-    """The view in the journal's PostgreSQL database, shared by every engine using it."""
+    """The view in the journal's PostgreSQL database, shared by every engine using it.
 
-    def __init__(self, settings: dict[str, str]) -> None:
+    Opened under :func:`~lineage_es.stores.setup_lock`, it goes on with the lock's
+    ``connection`` (and closes it) rather than opening another."""
+
+    def __init__(self, settings: dict[str, str], connection: Any = None) -> None:
         import psycopg
 
         self._lock = threading.RLock()
         self._settings = settings
         try:
-            self._db = psycopg.connect(**self._conninfo(), autocommit=True)
+            self._db = connection or psycopg.connect(**postgres_conninfo(settings), autocommit=True)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot open the tree view in PostgreSQL: {exc}") from None
+        try:
             # Existing tables are left alone: even "IF NOT EXISTS" DDL takes table locks
             # that deadlock with another process's view write.
             if self._query("SELECT to_regclass('lineage_root_versions')")[0][0] is None:
@@ -296,28 +303,14 @@ class PostgresView(SqlView):
                     for statement in _schema("BIGINT"):
                         cursor.execute(statement.replace("?", "%s"))
         except psycopg.Error as exc:
+            self._db.close()
             raise StoreError(f"cannot open the tree view in PostgreSQL: {exc}") from None
-
-    def _conninfo(self) -> dict[str, Any]:
-        s = self._settings
-        info: dict[str, Any] = {
-            "dbname": s["dbname"],
-            "host": s["host"],
-            "port": int(s["port"]),
-            "user": s["user"],
-            "connect_timeout": 5,
-        }
-        if s.get("password"):
-            info["password"] = s["password"]
-        if s.get("schema"):
-            info["options"] = f"-c search_path={s['schema']}"
-        return info
 
     def _reconnect_if_closed(self) -> None:
         import psycopg
 
         if self._db.closed:
-            self._db = psycopg.connect(**self._conninfo(), autocommit=True)
+            self._db = psycopg.connect(**postgres_conninfo(self._settings), autocommit=True)
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
         with self._lock:

@@ -12,11 +12,11 @@ import re
 import stat
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from eventsourcing.persistence import InterfaceError
@@ -30,6 +30,9 @@ from eventsourcing.utils import Environment, EnvType
 
 from lineage_es.errors import NoJournal, StoreError
 
+if TYPE_CHECKING:
+    import psycopg
+
 StoreKind = Literal["memory", "sqlite", "postgresql"]
 
 #: How long a writer waits for another process's write lock before failing (seconds).
@@ -37,6 +40,15 @@ SQLITE_LOCK_TIMEOUT = 30
 
 #: The first bytes of every SQLite database file.
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+#: The journal's PostgreSQL connection pool: none opened in advance, one the first time the
+#: journal is read or written, more (up to ``POSTGRES_MAX_OVERFLOW``) only while a thread
+#: waits for one. A hook or a ``lineage`` command uses one at a time; a long-lived engine
+#: following the journal holds one for ``LISTEN`` and pulls on another. eventsourcing's
+#: defaults open five at once (``POSTGRES_POOL_SIZE``, and a sixth as the first is awaited)
+#: and grow to fifteen: sixteen hooks at once had the server refuse clients. A ``POSTGRES_*``
+#: setting in the environment wins over these.
+POSTGRES_POOL: dict[str, str] = {"POSTGRES_POOL_SIZE": "0", "POSTGRES_MAX_OVERFLOW": "5"}
 
 #: What a PostgreSQL ``?schema=`` may be: a plain SQL identifier (it is spliced into SQL).
 SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -203,7 +215,27 @@ def application_env(
         env["POSTGRES_LOCK_TIMEOUT"] = str(max(1, round(lock_timeout or 10)))
         if "schema" in pg:
             env["POSTGRES_SCHEMA"] = pg["schema"]
+        # The Application reads os.environ under the settings passed to it: set only what
+        # the user did not.
+        env.update({k: v for k, v in POSTGRES_POOL.items() if k not in os.environ})
     return env
+
+
+def postgres_conninfo(settings: Mapping[str, str]) -> dict[str, Any]:
+    """psycopg's connection arguments for a PostgreSQL store's own connections (the view's
+    and the setup lock's), in the store's schema."""
+    info: dict[str, Any] = {
+        "dbname": settings["dbname"],
+        "host": settings["host"],
+        "port": int(settings["port"]),
+        "user": settings["user"],
+        "connect_timeout": 5,
+    }
+    if settings.get("password"):
+        info["password"] = settings["password"]
+    if settings.get("schema"):
+        info["options"] = f"-c search_path={settings['schema']}"
+    return info
 
 
 def wrap_open_error(location: StoreLocation, exc: BaseException) -> StoreError:
@@ -220,14 +252,31 @@ def wrap_open_error(location: StoreLocation, exc: BaseException) -> StoreError:
 _SETUP_LOCK = 713555000
 
 
+@dataclass
+class SetupHold:
+    """What :func:`setup_lock` holds: on PostgreSQL, the lock's connection, which the store's
+    view goes on to use (:meth:`take`) rather than opening another."""
+
+    connection: psycopg.Connection[Any] | None = None
+
+    def take(self) -> psycopg.Connection[Any] | None:
+        """The lock's connection, for the caller to keep and close; ``None`` when there is
+        none (another kind of store) or it was taken already."""
+        connection, self.connection = self.connection, None
+        return connection
+
+
 @contextmanager
-def setup_lock(location: StoreLocation, timeout: float | None = None) -> Iterator[None]:
+def setup_lock(location: StoreLocation, timeout: float | None = None) -> Iterator[SetupHold]:
     """Serialise table creation across processes opening one PostgreSQL store at once
     (concurrent ``CREATE ... IF NOT EXISTS`` and ``CREATE OR REPLACE FUNCTION`` collide),
     waiting at most ``timeout`` seconds (default :data:`SQLITE_LOCK_TIMEOUT`, as for SQLite):
-    a hook must give up, and say so, before its host's deadline."""
+    a hook must give up, and say so, before its host's deadline.
+
+    The lock's connection is the one the store's view goes on to use: the view opened under the
+    lock takes it over (:meth:`SetupHold.take`); otherwise it is closed with the lock."""
     if location.kind != "postgresql":
-        yield
+        yield SetupHold()
         return
     import psycopg
 
@@ -235,27 +284,34 @@ def setup_lock(location: StoreLocation, timeout: float | None = None) -> Iterato
     wait_ms = int(1000 * (SQLITE_LOCK_TIMEOUT if timeout is None else timeout))
     schema = pg.get("schema") or "public"
     try:
-        connection = psycopg.connect(
-            dbname=pg["dbname"],
-            host=pg["host"],
-            port=int(pg["port"]),
-            user=pg["user"],
-            password=pg.get("password") or None,
-            connect_timeout=5,
-            autocommit=True,
-        )
+        connection = psycopg.connect(**postgres_conninfo(pg), autocommit=True)
     except psycopg.Error as exc:
         raise StoreError(f"cannot open store {location.display}: {exc}") from None
-    with connection:
+    kept = False
+    try:
         try:
-            connection.execute(f"SET lock_timeout = {max(wait_ms, 1)}")
-            connection.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (_SETUP_LOCK, schema))
+            # SET LOCAL: the wait bounds this lock alone, not the view's writes after it (a
+            # session lock outlives the transaction that took it).
+            with connection.transaction():
+                connection.execute(f"SET LOCAL lock_timeout = {max(wait_ms, 1)}")
+                connection.execute(
+                    "SELECT pg_advisory_lock(%s, hashtext(%s))", (_SETUP_LOCK, schema)
+                )
         except psycopg.errors.LockNotAvailable:
             raise StoreError(
                 f"cannot open store {location.display}: another process kept it locked for "
                 f"more than {wait_ms / 1000:g} s while creating its tables"
             ) from None
+        hold = SetupHold(connection)
         try:
-            yield
+            yield hold
         finally:
-            connection.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (_SETUP_LOCK, schema))
+            kept = hold.connection is None
+            hold.connection = None
+            if not connection.closed:
+                connection.execute(
+                    "SELECT pg_advisory_unlock(%s, hashtext(%s))", (_SETUP_LOCK, schema)
+                )
+    finally:
+        if not kept:
+            connection.close()
