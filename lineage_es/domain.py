@@ -12,6 +12,7 @@ the rules.
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -105,7 +106,11 @@ class RootLineage(Aggregate):
     key of a started child whose conversation is not known yet to its node, ``spawns`` keeps
     spawn requests (candidate owners of children that start without naming their parent),
     ``seen`` maps the idempotency key of each observation that changed this root to the
-    ``lifetime`` it was last seen in.
+    ``lifetime`` it was last seen in (in the order first seen; 0 for a key taken from a root
+    a subtree left, seen in an ended lifetime there: :class:`SeenAdopted`). Each child node
+    keeps ``joined``, how many keys ``seen`` held when it joined the root: the keys seen
+    since then go with it if it proves a root of its own (:meth:`move_subtree`); a node
+    restored from a snapshot without it gives every key.
 
     Lifetimes: a lifetime of the root ends whenever one of its nodes stops or resumes (the
     root's own session ending or resuming included), and ``lifetime`` counts them from 1. An
@@ -133,10 +138,13 @@ class RootLineage(Aggregate):
     placed: an unknown parent, a depth contradiction; placed when the parent becomes known).
     Version 4 adds ``began``: when each lifetime began, so that a dated payload seen in a
     lifetime that ended after its date is known for a delivery again (:meth:`has_seen`).
+    Version 5 adds ``latest``: the last time a fact was seen in each lifetime, so that a
+    dated payload is known for a delivery again at the very instant its lifetime ended, or
+    after a change dated back before it (:meth:`has_seen`).
     """
 
     TOPIC = "lineage:RootLineage"
-    class_version = 4
+    class_version = 5
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -160,13 +168,20 @@ class RootLineage(Aggregate):
         again, as before)."""
         state["began"] = [None] * int(state.get("lifetime", 1))
 
+    @staticmethod
+    def upcast_v4_v5(state: dict[str, Any]) -> None:
+        """A version-4 snapshot kept no last time for the facts of its lifetimes: its keys count
+        by when the next lifetime began alone (a recorded payload delivered again at that very
+        instant is applied again, as before); the lifetimes after it keep theirs."""
+        state["latest"] = [None] * int(state.get("lifetime", 1))
+
     class Event(Aggregate.Event):
         fact: str
 
         def apply(self, aggregate: Any) -> None:
             self.change(aggregate)
             if self.fact:  # after ``change``: a stop's own key belongs to the lifetime it opens
-                aggregate.seen[self.fact] = aggregate.lifetime
+                aggregate.saw(self.fact, self.timestamp)
 
         def change(self, aggregate: Any) -> None:
             """Mutate the aggregate's state; each event class says how."""
@@ -263,6 +278,7 @@ class RootLineage(Aggregate):
                 "resolution": self.resolution,
                 "ambiguous": self.ambiguous,
                 "started": _stamp(self.timestamp),
+                "joined": len(aggregate.seen),
             }
             if self.conversation is None:
                 aggregate.pending[self.spawn_key] = node
@@ -301,6 +317,7 @@ class RootLineage(Aggregate):
         def change(self, aggregate: Any) -> None:
             node = aggregate.pending.pop(self.spawn_key)
             node["resolution"] = self.resolution
+            node["joined"] = len(aggregate.seen)  # the conversation joins the root now
             aggregate.nodes[self.conversation] = node
             _claim(aggregate, self.spawn_key, self.conversation)
 
@@ -358,12 +375,32 @@ class RootLineage(Aggregate):
         stopped_at: str | None
 
         def change(self, aggregate: Any) -> None:
-            node = dict(self.node)
+            node = dict(self.node, joined=len(aggregate.seen))
             if self.conversation is None:
                 aggregate.pending[self.spawn_key] = node
             else:
                 aggregate.nodes[self.conversation] = node
             _claim(aggregate, self.spawn_key, self.conversation or "")
+
+    class SeenAdopted(Event):
+        """The idempotency keys of the facts seen in root ``origin`` since a child bound there
+        by order joined it, when it proved this root's conversation (:meth:`RootLineage.adopt`):
+        the payloads that placed or changed what left with it, delivered again, now reach this
+        root, and are duplicates here as they were there. Those seen in ``origin``'s current
+        lifetime (``current``) count as seen in this root's current one; those of its ended
+        lifetimes (``earlier``), as seen in an ended lifetime (lifetime 0): a payload that
+        can recur may happen again, one that cannot stays a duplicate."""
+
+        TOPIC = "lineage:RootLineage.SeenAdopted"
+        origin: str
+        current: list[str]
+        earlier: list[str]
+
+        def change(self, aggregate: Any) -> None:
+            for key in self.earlier:
+                aggregate.seen.setdefault(key, 0)
+            for key in self.current:
+                aggregate.seen[key] = aggregate.lifetime
 
     class EdgeConfirmed(Event):
         """A fact confirmed a child's edge: a stronger resolution, or another spawn of the
@@ -580,6 +617,9 @@ class RootLineage(Aggregate):
         #: When each lifetime began (``began[n - 1]`` for lifetime ``n``; ``None`` when not
         #: known: the first, and those of snapshots from before version 4).
         self.began: list[str | None] = [None]
+        #: The last time a fact was seen in each lifetime (``latest[n - 1]`` for lifetime
+        #: ``n``; ``None`` when none was, or not known: snapshots from before version 5).
+        self.latest: list[str | None] = [None]
 
     # -- creation -------------------------------------------------------------------------
 
@@ -610,12 +650,17 @@ class RootLineage(Aggregate):
     def has_seen(self, fact: str, *, recurs: bool = False, at: datetime | None = None) -> bool:
         """Whether an observation with key ``fact`` already changed this root: ever, or, for
         a payload that can recur (``recurs``), in its current lifetime (a duplicate delivery;
-        one seen in an earlier lifetime may have happened again), or in a lifetime that ended
-        after the observation's time ``at``: a recorded payload delivered again (a recording
-        ingested twice) keeps the time it was recorded, before the change that ended its
-        lifetime, so it cannot be that payload happening again. A live hook's time is when it
-        was received, so its late duplicate still counts as happening again (a clock set back
-        between the change and a true repeat would swallow the repeat)."""
+        one seen in an earlier lifetime may have happened again), or in an earlier lifetime
+        whose facts it cannot have followed, by its time ``at``: a recorded payload delivered
+        again (a recording ingested twice) keeps the time it was recorded, so it is that
+        payload again when dated before the change that ended its lifetime, or no later than
+        the last fact seen in that lifetime. At the very instant of the change, the payload
+        seen then is the same payload at the same time; one seen earlier and now dated then is
+        not a copy of its recording (that would carry the earlier time), and happens again.
+        The last fact's time also holds when the change was dated back before it (a stop
+        capped at its root's end). A live hook's time is when it was received, so its late
+        duplicate still counts as happening again (a clock set back between the change and a
+        true repeat would swallow the repeat)."""
         if not recurs:
             return fact in self.seen
         seen = self.seen.get(fact)
@@ -623,15 +668,26 @@ class RootLineage(Aggregate):
             return False
         if seen == self.lifetime:
             return True
-        if at is None or seen >= len(self.began):
-            return False
+        if at is None or not 0 < seen < len(self.began):
+            return False  # lifetime 0: an ended lifetime of a root it left (:meth:`adopt`)
+        moment = _stamp(at)
         ended = self.began[seen]  # when the lifetime after the one it was seen in began
-        return ended is not None and _stamp(at) < ended
+        last = self.latest[seen - 1] if seen <= len(self.latest) else None
+        return (ended is not None and moment < ended) or (last is not None and moment <= last)
+
+    def saw(self, fact: str, at: datetime) -> None:
+        """An event of the observation with key ``fact``, dated ``at``, was applied."""
+        self.seen[fact] = self.lifetime
+        moment = _stamp(at)
+        last = self.latest[-1]
+        if last is None or moment > last:
+            self.latest[-1] = moment
 
     def next_lifetime(self, at: datetime) -> None:
         """A node of the root stopped or resumed at ``at``: a new lifetime begins."""
         self.lifetime += 1
         self.began.append(_stamp(at))
+        self.latest.append(None)
 
     def knows(self, conversation: str) -> bool:
         return conversation in self.nodes
@@ -879,11 +935,18 @@ class RootLineage(Aggregate):
         place here was the guess. Returns what leaves, as it stood: ``nodes`` (parents first,
         each as ``conversation``, ``spawn_key``, ``node``: its state, depth counted below
         ``child``) and ``spawns`` (each request's ``spawn_key``, ``parent``, ``agent_type``,
-        ``description``, oldest first)."""
-        leaving: dict[str, list[Any]] = {"nodes": [], "spawns": []}
+        ``description``, oldest first); and, whatever leaves, the keys of the facts seen since
+        ``child`` joined this root (every payload of it and of what was placed under it came
+        since), seen in the current lifetime (``facts``) or an ended one (``earlier``): its own
+        root takes them (:meth:`adopt`), so that they stay duplicates there. This root keeps
+        them too."""
+        leaving: dict[str, list[Any]] = {"nodes": [], "spawns": [], "facts": [], "earlier": []}
         top = self.nodes.get(child)
         if top is None or child == self.conversation or top["status"] == DELETED:
             return leaving
+        # A node restored from a snapshot older than ``joined`` gives every key seen.
+        for seen, lifetime in itertools.islice(self.seen.items(), top.get("joined", 0), None):
+            leaving["facts" if lifetime == self.lifetime else "earlier"].append(seen)
         children = self._children()
         parents = [child]
         for parent in parents:  # grows as it goes: breadth first, parents before children
@@ -899,7 +962,8 @@ class RootLineage(Aggregate):
                     if conversation in parents:
                         continue
                     parents.append(conversation)
-                moved = dict(node, depth=node["depth"] - top["depth"])
+                moved = {k: v for k, v in node.items() if k != "joined"}
+                moved["depth"] = node["depth"] - top["depth"]
                 leaving["nodes"].append(
                     {"conversation": conversation, "spawn_key": node["spawn"], "node": moved}
                 )
@@ -936,8 +1000,9 @@ class RootLineage(Aggregate):
         fact: str,
     ) -> None:
         """Take in what :meth:`move_subtree` moved out of root ``origin`` with this root's
-        conversation: the spawn requests first, then the nodes, parents first. ``shown`` is
-        what the tree view showed of each node, by how it was listed (its conversation, or
+        conversation: the spawn requests first, then the nodes, parents first, then the keys of
+        the facts seen there since the conversation joined it (:class:`SeenAdopted`). ``shown``
+        is what the tree view showed of each node, by how it was listed (its conversation, or
         its spawn key while pending): its type, id, description, name and times."""
         for spawn in leaving["spawns"]:
             if spawn["spawn_key"] not in self.spawns:
@@ -959,6 +1024,11 @@ class RootLineage(Aggregate):
                 name=row.get("name"),
                 started_at=row.get("started_at") or item["node"].get("started") or _stamp(at),
                 stopped_at=row.get("stopped_at"),
+            )
+        current, earlier = leaving.get("facts", []), leaving.get("earlier", [])
+        if current or earlier:
+            self._trigger(
+                self.SeenAdopted, at, fact, origin=origin, current=current, earlier=earlier
             )
 
     def undo_binding(self, child: str, *, at: datetime, fact: str) -> None:
@@ -1206,7 +1276,11 @@ class RootLineage(Aggregate):
         or after the root's end (an import read its file to a later row first): the node is
         stopped again at the end, for good, as if the end had found it live. Its stop was
         provisional, so nothing showed it ran on without its root; the new stop's own time
-        keeps every instant true (a view up to a time between the two has it stopped).
+        keeps every instant true (a view up to a time between the two has it stopped). So
+        does a descendant's stop for good after the end, of a node that had started by then
+        (its own stop, journaled before the end was read): no node outlives its root's
+        session, and read after the end, that stop would have been capped at it
+        (:meth:`stop`); the same facts give the same history in either order.
 
         An end for good at the very time of the root's provisional stop replaces that stop
         (the real end wins), and pulls back what stopped provisionally with it."""
@@ -1231,7 +1305,11 @@ class RootLineage(Aggregate):
                     provisional=provisional,
                     cascade=found[0] != self.conversation,
                 )
-            elif end is not None and found[0] != self.conversation and _past(node, end):
+            elif (
+                end is not None
+                and found[0] != self.conversation
+                and (_past(node, end) or _ran_past(node, end))
+            ):
                 self._stop_with_root(found, end, fact)
 
     def _ended(self) -> str | None:
@@ -1722,6 +1800,12 @@ def _past(node: dict[str, Any], end: str) -> bool:
     )
 
 
+def _ran_past(node: dict[str, Any], end: str) -> bool:
+    """Whether the node, started by its root's session end ``end``, stopped for good after it."""
+    started: str | None = node.get("started")
+    return _final(node) and node["stopped"] > end and started is not None and started <= end
+
+
 def _earlier(moment: datetime, started: str | None) -> bool:
     """Whether ``moment`` is before a node's start; true when the start is unknown (the view
     keeps the earlier of the two)."""
@@ -1798,6 +1882,7 @@ EVENT_CLASSES: dict[str, type[Any]] = _EventClasses(
         RootLineage.BindingUndone,
         RootLineage.SubtreeMoved,
         RootLineage.ChildAdopted,
+        RootLineage.SeenAdopted,
         RootLineage.EdgeConfirmed,
         RootLineage.EdgeCorrected,
         RootLineage.EdgeRejected,

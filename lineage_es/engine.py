@@ -764,7 +764,7 @@ class Engine:
         # Its root starts now, not at its first child's start: until this very fact it was
         # the other root's child, and a view as of any earlier time must show it so, once.
         own = unit.start_root(requester, source, observation.workspace)
-        if leaving["nodes"] or leaving["spawns"]:
+        if any(leaving.values()):  # nodes, spawn requests, or the keys of facts seen since
             shown = {
                 row.key: {
                     "agent_type": row.agent_type,

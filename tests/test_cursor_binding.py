@@ -60,11 +60,11 @@ def spawn(engine: Engine, key: str, parent: str = ROOT) -> None:
     )
 
 
-def read(engine: Engine, conversation: str) -> None:
-    """A first (or later) tool call from ``conversation``."""
+def read(engine: Engine, conversation: str, call: str = "t1") -> None:
+    """A first (or later, with another ``call``) tool call from ``conversation``."""
     engine.observe(
         "cursor",
-        hook(conversation, "preToolUse", tool_name="Read", tool_input={}, tool_use_id="t1"),
+        hook(conversation, "preToolUse", tool_name="Read", tool_input={}, tool_use_id=call),
     )
 
 
@@ -363,7 +363,7 @@ def test_a_moved_child_is_routed_to_its_new_root(misbound: Engine) -> None:
     read(misbound, "X")
     undo(misbound)
     subagent_stop(misbound, "KC", parent="C")
-    read(misbound, "X")  # X's next event reaches it where it now lives
+    read(misbound, "X", call="t2")  # X's next event reaches it where it now lives
     assert family(misbound, "C")["X"] == ("C", 1, "live")
     assert "X" not in family(misbound, ROOT)
 

@@ -320,11 +320,11 @@ def test_a_version_2_snapshot_loads_with_no_stated_parents_and_unknown_child_sta
     )  # fmt: skip
     snapshot = RootLineage.Snapshot.take(root)
     state = dict(snapshot.state)
-    assert state.pop("class_version") == 4
+    assert state.pop("class_version") == 5
     state["class_version"] = 2
-    del state["stated"], state["began"]
+    del state["stated"], state["began"], state["latest"]
     state["nodes"] = {
-        name: {k: v for k, v in node.items() if k != "started"}
+        name: {k: v for k, v in node.items() if k not in ("started", "joined")}
         for name, node in state["nodes"].items()
     }  # what the version-2 code stored
     old = dataclasses.replace(snapshot, state=state)  # as an older version wrote it
