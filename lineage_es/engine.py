@@ -55,11 +55,13 @@ from lineage_es.stores import (
     SQLITE_LOCK_TIMEOUT,
     SetupHold,
     StoreLocation,
+    StoreNeeds,
     application_env,
     default_store_url,
     parse_store_url,
     prepare_sqlite_file,
     setup_lock,
+    store_needs,
     wrap_open_error,
 )
 from lineage_es.transcoder import OrjsonTranscoder
@@ -385,8 +387,12 @@ class Engine:
             assert self.location.path is not None
             prepare_sqlite_file(self.location.path, create=create)
         try:
-            with setup_lock(self.location, lock_timeout) as hold:
-                env = application_env(self.location, lock_timeout=lock_timeout)
+            with setup_lock(self.location, lock_timeout, self._needs()) as hold:
+                # A store whose tables all exist runs none of the library's DDL, and holds
+                # no lock: hooks opening it at once do not wait for each other.
+                env = application_env(
+                    self.location, lock_timeout=lock_timeout, create_tables=not hold.ready
+                )
                 self.app = LineageApplication(env=env)
                 self.app.recorder.max_notification_id()
                 self.view: ViewStore = self._open_view(lock_timeout, hold)
@@ -452,6 +458,14 @@ class Engine:
     def _absorb(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
         self.queries.absorb(rows, expected, position)
 
+    def _needs(self) -> StoreNeeds | None:
+        """What the journal and view need on PostgreSQL; ``None`` on another store."""
+        if self.location.kind != "postgresql":
+            return None
+        from lineage_es.sqlview import VIEW_TABLES
+
+        return store_needs(self.location, LineageApplication.name, VIEW_TABLES)
+
     def _open_view(self, lock_timeout: float | None, hold: SetupHold) -> ViewStore:
         if self.location.kind == "memory":
             return MemoryView()
@@ -462,7 +476,7 @@ class Engine:
             return SQLiteView(self.location.path, timeout=lock_timeout or SQLITE_LOCK_TIMEOUT)
         from lineage_es.sqlview import PostgresView
 
-        return PostgresView(self.location.postgres, connection=hold.take())
+        return PostgresView(self.location.postgres, connection=hold.take(), tables_exist=hold.ready)
 
     # -- writing --------------------------------------------------------------------------
 

@@ -50,6 +50,10 @@ _UPSERT = (
 )
 
 
+#: The view's tables, all created in one transaction (:func:`_schema`).
+VIEW_TABLES = ("lineage_nodes", "lineage_view", "lineage_root_versions")
+
+
 def _schema(id_type: str) -> list[str]:
     return [
         "CREATE TABLE IF NOT EXISTS lineage_nodes ("
@@ -283,9 +287,13 @@ class PostgresView(SqlView):
     """The view in the journal's PostgreSQL database, shared by every engine using it.
 
     Opened under :func:`~lineage_es.stores.setup_lock`, it goes on with the lock's
-    ``connection`` (and closes it) rather than opening another."""
+    ``connection`` (and closes it) rather than opening another; ``tables_exist`` when the
+    lock found them (:attr:`~lineage_es.stores.SetupHold.ready`), so that they are not looked
+    for again."""
 
-    def __init__(self, settings: dict[str, str], connection: Any = None) -> None:
+    def __init__(
+        self, settings: dict[str, str], connection: Any = None, *, tables_exist: bool = False
+    ) -> None:
         import psycopg
 
         self._lock = threading.RLock()
@@ -294,6 +302,8 @@ class PostgresView(SqlView):
             self._db = connection or psycopg.connect(**postgres_conninfo(settings), autocommit=True)
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the tree view in PostgreSQL: {exc}") from None
+        if tables_exist:
+            return
         try:
             # Existing tables are left alone: even "IF NOT EXISTS" DDL takes table locks
             # that deadlock with another process's view write.
