@@ -50,8 +50,10 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 #: setting in the environment wins over these.
 POSTGRES_POOL: dict[str, str] = {"POSTGRES_POOL_SIZE": "0", "POSTGRES_MAX_OVERFLOW": "5"}
 
-#: What a PostgreSQL ``?schema=`` may be: a plain SQL identifier (it is spliced into SQL).
-SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: What a PostgreSQL ``?schema=`` may be: a plain SQL identifier (it is spliced into SQL), in
+#: lower case: eventsourcing 9.5 quotes the schema where it creates its tables but cannot find
+#: its composite type in a schema whose name has capitals.
+SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -114,8 +116,8 @@ def parse_store_url(url: str) -> StoreLocation:
             schema = query["schema"][0]
             if not SCHEMA_NAME.fullmatch(schema):
                 raise StoreError(
-                    f"schema {schema!r} is not an SQL identifier: use letters, digits and "
-                    "underscores, not starting with a digit"
+                    f"schema {schema!r} is not a lower-case SQL identifier: use lower-case "
+                    "letters, digits and underscores, not starting with a digit"
                 )
             settings["schema"] = schema
         return StoreLocation(kind="postgresql", url=url, postgres=settings)
