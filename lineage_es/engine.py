@@ -111,9 +111,29 @@ class LineageApplication(Application[UUID]):
             processing_event.events.extend(aggregate.collect_events())
             processing_event.aggregates[aggregate.id] = aggregate
         recordings = self._record(processing_event)
-        self._take_snapshots(processing_event)
+        self._snapshot_saved(processing_event)
         self._notify(recordings)
         return [recording.notification.id for recording in recordings]
+
+    def _snapshot_saved(self, processing_event: ProcessingEvent[UUID]) -> None:
+        """Snapshot each root this save carried past a multiple of its interval, once, as it
+        stands saved. (The library takes one snapshot per multiple crossed, each of the root
+        read back from its previous snapshot and events: an import's batch of thousands of
+        events for one large root made that quadratic in the root's size.)"""
+        if self.snapshots is None:
+            return
+        interval = self.snapshotting_intervals[RootLineage]
+        first: dict[UUID, int] = {}
+        for event in processing_event.events:
+            first.setdefault(event.originator_id, event.originator_version)
+        for aggregate_id, aggregate in processing_event.aggregates.items():
+            start = first.get(aggregate_id)
+            if (
+                isinstance(aggregate, RootLineage)
+                and start is not None
+                and aggregate.version // interval > (start - 1) // interval
+            ):
+                self.snapshots.put([RootLineage.Snapshot.take(aggregate)])
 
     def root(self, aggregate_id: UUID) -> RootLineage:
         """A root as its events make it: from its latest snapshot when that snapshot keeps all
