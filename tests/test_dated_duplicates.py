@@ -23,22 +23,9 @@ from eventsourcing.domain import Snapshot
 
 from lineage_es.domain import RootLineage, root_id
 from lineage_es.engine import Engine, open_engine
+from tests.test_lifetimes import AGENT, SESSION, claude
 
-SESSION = "5f1c2e4a-0000-4000-8000-000000000001"
-AGENT = "a1000000000000001"
 AT = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
-
-
-def claude(event: str, **fields: Any) -> dict[str, Any]:
-    """A Claude Code hook payload: no timestamp, the same envelope always."""
-    return {
-        "session_id": SESSION,
-        "transcript_path": f"/home/u/.claude/projects/-w/{SESSION}.jsonl",
-        "cwd": "/w",
-        "hook_event_name": event,
-        **fields,
-    }
-
 
 STARTUP = claude("SessionStart", source="startup")
 SUBAGENT_START = claude("SubagentStart", agent_id=AGENT, agent_type="Explore")

@@ -18,23 +18,10 @@ import pytest
 
 from lineage_es.domain import RootLineage
 from lineage_es.engine import Engine, open_engine
+from tests.test_cursor_binding import hook
 
 ROOT = "R"
 AT = datetime(2026, 5, 1, tzinfo=UTC)
-
-
-def hook(conversation: str, event: str, **fields: Any) -> dict[str, Any]:
-    payload: dict[str, Any] = {
-        "conversation_id": conversation,
-        "generation_id": "g1",
-        "hook_event_name": event,
-        "cursor_version": "3.18.25",
-        "workspace_roots": ["/w"],
-        "session_id": conversation,
-        "transcript_path": None,
-    }
-    payload.update(fields)
-    return payload
 
 
 def subagent_start(parent: str, key: str) -> dict[str, Any]:
