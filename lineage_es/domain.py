@@ -211,10 +211,25 @@ class RootLineage(Aggregate):
             aggregate.nodes[self.conversation]["started"] = _stamp(self.timestamp)
 
     class Resumed(Event):
+        """A node resumed. Version 2 adds ``restores``: the end of a stop held in the past
+        (:class:`Stopped` with ``until``, journaled just before it): it changes no node (the
+        node is as its other events have it) and closes that stop in a view replayed up to a
+        time (time travel). Version-1 events resumed their node."""
+
         TOPIC = "lineage:RootLineage.Resumed"
+        class_version = 2
         conversation: str
+        restores: bool = False
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """A version-1 event resumed its node."""
+            state.setdefault("restores", False)
 
         def change(self, aggregate: Any) -> None:
+            if self.restores:  # a held stop ends: a lifetime begins, as at any resume
+                aggregate.next_lifetime(self.timestamp)
+                return
             # A pending child is named by its spawn key (it has no conversation yet).
             known = self.conversation in aggregate.nodes
             node = _node(aggregate, self.conversation if known else None, self.conversation)
@@ -530,14 +545,22 @@ class RootLineage(Aggregate):
 
         Version 2 adds ``provisional`` and ``cascade`` (the node stopped with its root's
         session, :meth:`RootLineage.end_session`); version-1 events were neither.
+
+        Version 3 adds ``until``: a stop held in the past, learnt late (a child re-dated to
+        before an end of its root's session, :meth:`RootLineage._hold`). It held from its time
+        until ``until``, when the child's act that first placed it resumed it (the
+        :class:`Resumed` with ``restores`` that follows it); it changes no node (what the node
+        did from ``until`` on stands), and only a view replayed up to a time before ``until``
+        (time travel) shows it. Version-2 events (``until`` ``None``) stop their node.
         """
 
         TOPIC = "lineage:RootLineage.Stopped"
-        class_version = 2
+        class_version = 3
         conversation: str | None
         spawn_key: str | None
         provisional: bool = False
         cascade: bool = False
+        until: str | None = None
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -545,7 +568,15 @@ class RootLineage(Aggregate):
             state.setdefault("provisional", False)
             state.setdefault("cascade", False)
 
+        @staticmethod
+        def upcast_v2_v3(state: dict[str, Any]) -> None:
+            """A version-2 stop stopped its node from its time on."""
+            state.setdefault("until", None)
+
         def change(self, aggregate: Any) -> None:
+            if self.until is not None:  # held in the past: a lifetime begins, as at any stop
+                aggregate.next_lifetime(self.timestamp)
+                return
             node = _node(aggregate, self.conversation, self.spawn_key)
             node["status"] = STOPPED
             node["stopped"] = _stamp(self.timestamp)
@@ -1414,17 +1445,18 @@ class RootLineage(Aggregate):
         good between the two is new to it (it was placed after the others, or they stopped
         it then, and whatever it did since stands; after a provisional stop, it went on past
         it): it stops there, and ``went_on`` resumes it as its own fact then would
-        (:meth:`_resume_within_ends`). A child stopped since is stopped again as that stop
-        found it, if this leaves it live: its stop and its start give the same history in
-        either order of arrival.
+        (:meth:`_resume_within_ends`). When that act resumes it (it came after the root's
+        resume), the stop is held in the past (:meth:`_hold`): what the child did from
+        ``went_on`` on (its stops and resumes since, the root's later ends) stands as
+        journaled. Otherwise it stays stopped at the end (its act came while the session had
+        ended), and a child stopped before ``went_on`` is stopped again as that stop found
+        it: its stop and its start give the same history in either order of arrival.
 
         Stops are journaled after the re-dating event, which alone places the child in a view
         up to a time before ``went_on`` (time travel,
         :meth:`lineage_es.engine.Engine.as_of`): a stop of its own dated before ``went_on``
         is journaled again too, so that such a view has it stopped there, as the aggregate
-        has it. Stops and resumes between ``went_on`` and its current state are not known
-        here: a view up to a time between them has the child live from ``went_on`` (when
-        an end stopped it before) to its current stop."""
+        has it."""
         node = found[2]
         if node["status"] == DELETED:
             return
@@ -1437,6 +1469,9 @@ class RootLineage(Aggregate):
         if end is not None and end < went_on:
             name = found[0] if found[0] is not None else found[1]
             assert name is not None
+            if (stop is None or stop[0] >= went_on) and not self._while_ended(went_on):
+                self._hold(found, name, end, went_on, fact)
+                return
             self._stop_with_root(found, end, fact)
             self._resume_within_ends(found, name, end, datetime.fromisoformat(went_on), fact)
             if node["status"] != LIVE:
@@ -1453,6 +1488,35 @@ class RootLineage(Aggregate):
                 provisional=stop[1],
                 cascade=stop[2],
             )
+
+    def _hold(
+        self,
+        found: tuple[str | None, str | None, dict[str, Any]],
+        name: str,
+        end: str,
+        went_on: str,
+        fact: str,
+    ) -> None:
+        """A re-dated child, live or stopped since ``went_on``, was held to its root's session
+        end ``end`` (for good, before ``went_on``) until its act at ``went_on`` resumed it,
+        after the root's resume. Journaled as a stop held in the past (:class:`Stopped` with
+        ``until``) and the resume that ends it (``restores``): neither changes the node, so
+        every stop and resume it had from ``went_on`` on stands, in the current view and in
+        a view replayed up to any time after ``went_on``; a view up to a time between the two
+        has it stopped at the end."""
+        self._trigger(
+            self.Stopped,
+            datetime.fromisoformat(end),
+            fact,
+            conversation=found[0],
+            spawn_key=found[1],
+            provisional=False,
+            cascade=True,
+            until=went_on,
+        )
+        self._trigger(
+            self.Resumed, datetime.fromisoformat(went_on), fact, conversation=name, restores=True
+        )
 
     def _cap(
         self,

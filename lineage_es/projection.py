@@ -109,6 +109,9 @@ class RootRows:
         self.conversations: dict[str, NodeRow] = {}
         self.pending: dict[str, NodeRow] = {}
         self.root: NodeRow | None = None
+        #: What a row was before a stop held in the past was applied to it (time travel
+        #: only, :func:`_held_as_of`), by the stop's version: the row, its status and stop time.
+        self.held: dict[int, tuple[NodeRow, str, str | None]] = {}
         for row in rows:
             self.add(row)
 
@@ -212,6 +215,8 @@ def _child_redated(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
 
 
 def _resumed(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    if event.state.get("restores"):
+        return []  # the end of a stop held in the past, which changed no row (:func:`_stopped`)
     # A pending child is named by its spawn key (RootLineage.resume).
     row = rows.find(event.state["conversation"], event.state["conversation"])
     if row is None:
@@ -327,11 +332,47 @@ def _edge_corrected(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
 
 
 def _stopped(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    if event.state.get("until") is not None:
+        # A stop held in the past (a re-dated child held to an end before its act, which
+        # resumed it): the node now is as its other events have it. Time travel: _held_as_of.
+        return []
     row = rows.find(event.state["conversation"], event.state["spawn_key"])
     if row is None:
         return []
     row.status = "stopped"
     row.stopped_at = event.timestamp
+    return [row]
+
+
+def _held_as_of(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    """A stop, in a view replayed up to a time (time travel). A stop held in the past stops a
+    live row, which keeps what it was: the resume that ends the stop (:func:`_restored_as_of`),
+    journaled just after it, is in the view only when the time is at or after it, and gives
+    the row back as the events before had it (what the node did from then on stands)."""
+    s = event.state
+    if s.get("until") is None:
+        return _stopped(event, rows)
+    row = rows.find(s["conversation"], s["spawn_key"])
+    if row is None or row.status != "live":
+        return []
+    rows.held[event.version] = (row, row.status, row.stopped_at)
+    row.status = "stopped"
+    row.stopped_at = event.timestamp
+    return [row]
+
+
+def _restored_as_of(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    """A resume, in a view replayed up to a time: the end of a stop held in the past (the
+    root's event just before it) gives the row back as it was before that stop, if that stop
+    changed it (:func:`_held_as_of`)."""
+    if not event.state.get("restores"):
+        return _resumed(event, rows)
+    kept = rows.held.pop(event.version - 1, None)
+    if kept is None:
+        return []
+    row, status, stopped_at = kept
+    row.status = status
+    row.stopped_at = stopped_at
     return [row]
 
 
@@ -381,6 +422,13 @@ HANDLERS: dict[str, Handler] = {
     "lineage:RootLineage.WorkspaceLearned": _workspace_learned,
 }
 
+#: The handlers of a view replayed up to a time (:meth:`Projector.apply_events`): a stop held
+#: in the past shows there, until the resume that ends it.
+AS_OF_HANDLERS: dict[str, Handler] = HANDLERS | {
+    "lineage:RootLineage.Stopped": _held_as_of,
+    "lineage:RootLineage.Resumed": _restored_as_of,
+}
+
 
 class Projector:
     """Keeps a view current with a journal.
@@ -428,10 +476,15 @@ class Projector:
                 self._trusted = -1
 
     def apply_events(self, events: list[JournalEvent], position: int) -> None:
-        """Apply already-decoded entries (time travel filters them first) to the view."""
+        """Apply already-decoded entries (time travel filters them first, by their time) to
+        the view: a stop held in the past shows unless the resume that ends it is among them
+        (:data:`AS_OF_HANDLERS`)."""
         changed: dict[int, NodeRow] = {}
         for event in events:
-            for row in self._apply(event):
+            handler = AS_OF_HANDLERS.get(event.topic)
+            if handler is None:
+                continue
+            for row in handler(event, self._rows_of(event.originator_id)):
                 changed[row.nid] = row
         expected = self.view.position()
         if not self.view.write(list(changed.values()), expected=expected, position=position):
@@ -476,12 +529,6 @@ class Projector:
             for row in handler(event, rows):
                 changed[row.nid] = row
         return list(changed.values())
-
-    def _apply(self, event: JournalEvent) -> list[NodeRow]:
-        handler = HANDLERS.get(event.topic)
-        if handler is None:
-            return []
-        return handler(event, self._rows_of(event.originator_id))
 
     def _rows_of(self, root_id: str) -> RootRows:
         rows = self._working.get(root_id)
