@@ -474,13 +474,6 @@ def ingest(paths: tuple[Path, ...], host: str | None, quiet: bool, store: str | 
     why. A bad line is named with its file, line and reason and skipped, and every other row
     still goes in: a transcript's or rollout's rows after it as if it were absent.
 
-    Recordings are read in the order given, a folder's files in name order. Bare hook
-    payloads carry no time: a capture's rows are numbered on after the latest logical time
-    already in the store (the "row N" `lineage tree` shows), so captures of one session,
-    ingested in order in one call or in several, read as one recording (a resume in the
-    second is after the end in the first). A capture the store already holds keeps the
-    numbers it had, so ingesting it again journals nothing.
-
     Exit status: 0 when every row went in; 1 when some lines (or files named) could not be
     read, the rest being journaled; 2 when nothing could be done (a bad store or option).
 

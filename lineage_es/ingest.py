@@ -8,10 +8,6 @@ reported with the file, line and reason and skipped: every other row of the reco
 goes in (a transcript's as if the bad line were absent), and so do the other recordings. A
 Claude agent's ``.meta.json`` sidecar that cannot be read is reported with its file and reason
 and skipped the same way: the session goes in, that agent placed as if it had no sidecar.
-
-Bare hook payloads carry no time: a capture's rows are dated on the logical clock after the
-captures before it, so that captures of one session read as one recording
-(:mod:`~lineage_es.capture_clock`).
 """
 
 from __future__ import annotations
@@ -19,10 +15,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 
-from lineage_es.capture_clock import CaptureClock, read_capture
 from lineage_es.engine import Engine
 from lineage_es.errors import InputError, PayloadError
 from lineage_es.facts import Observation
@@ -140,32 +134,20 @@ def ingest(
     host: str | None = None,
     on_row: Callable[[], None] | None = None,
 ) -> IngestReport:
-    """Observe every good row of every recording under ``paths`` into ``engine``, in the
-    order :func:`recordings` gives them, a batch of rows per transaction
-    (:meth:`Engine.observe_many`); each bad line is reported and skipped. A capture of bare
-    hook payloads is dated on the logical clock after the captures before it
-    (:class:`~lineage_es.capture_clock.CaptureClock`)."""
+    """Observe every good row of every recording under ``paths`` into ``engine``, a batch of
+    rows per transaction (:meth:`Engine.observe_many`); each bad line is reported and
+    skipped."""
     report = IngestReport()
-    clock = CaptureClock(engine)
     for path in recordings(paths, report.skipped):
         report.files += 1
-        capture = read_capture(path, host)
-        base = 0 if capture is None else clock.base_for(capture)
-        engine.observe_many(_observations(path, host, report, on_row, base))
-        if capture is not None:
-            clock.ingested(base, capture)
+        engine.observe_many(_observations(path, host, report, on_row))
     return report
 
 
 def _observations(
-    path: Path,
-    host: str | None,
-    report: IngestReport,
-    on_row: Callable[[], None] | None,
-    base: int = 0,
+    path: Path, host: str | None, report: IngestReport, on_row: Callable[[], None] | None
 ) -> Iterator[Observation]:
-    """The recording's observations, a bare payload's logical time moved on by ``base``
-    seconds. Each bad line is reported and skipped, and the lines
+    """The recording's observations. Each bad line is reported and skipped, and the lines
     after it are read: a transcript's reader, which carries what its earlier rows said, reads
     on as if the bad line were absent. An agent sidecar the transcript reader cannot read is
     reported and skipped alike (a :class:`BadRow` naming no line). Any other failure that
@@ -179,8 +161,7 @@ def _observations(
                 continue
             if isinstance(item, PayloadRow):
                 try:
-                    at = item.at + timedelta(seconds=base) if base else item.at
-                    yield adapter(item.host).observe(item.payload, at=at)
+                    yield adapter(item.host).observe(item.payload, at=item.at)
                 except PayloadError as exc:
                     report.failures.append(f"{path}:{item.row}: {exc}")
                     report.bad_lines += 1
