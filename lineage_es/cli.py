@@ -474,6 +474,10 @@ def ingest(paths: tuple[Path, ...], host: str | None, quiet: bool, store: str | 
     why. A bad line is named with its file, line and reason and skipped, and every other row
     still goes in: a transcript's or rollout's rows after it as if it were absent.
 
+    A capture of bare hook payloads carries no time: its rows are dated by line number, from
+    one logical start in every file. Join the captures of one session into one file, in
+    order, before ingesting them.
+
     Exit status: 0 when every row went in; 1 when some lines (or files named) could not be
     read, the rest being journaled; 2 when nothing could be done (a bad store or option).
 
