@@ -36,6 +36,7 @@ from lineage_es.facts import (
     Acted,
     ChildIdentified,
     ChildStarted,
+    Claim,
     Deleted,
     Fact,
     Host,
@@ -47,6 +48,7 @@ from lineage_es.facts import (
     SpawnRequested,
     Stopped,
 )
+from lineage_es.hosts.base import payload_key
 from lineage_es.model import AgentLineage, Chain, ForestNode, LineageTree, Member, Provenance
 from lineage_es.model import Relation as RelationName
 from lineage_es.projection import JournalEvent, Progress, Projector, iso, read_journal
@@ -618,10 +620,15 @@ class Engine:
             return self._answer(observation, placed) if answer else None
 
     def resolve(self, host: str, meta: Mapping[str, Any]) -> AgentLineage | None:
-        """The lineage of an MCP tool call from its ``_meta``; journals nothing.
+        """The lineage of an MCP tool call from its ``_meta``.
 
         A caller the journal knows is answered from the registry, with its tree; one it
-        never saw start is answered from what ``_meta`` itself states, with no tree.
+        never saw start is answered from what ``_meta`` itself states, with no tree. It
+        journals nothing, but for one fact: ``_meta`` natively stating a parent for a caller
+        the registry placed by order alone (``inferred``, or ambiguous with no parent edge),
+        a parent that is another node of the caller's root. That is journaled as a hook's
+        stated parent is (:meth:`RootLineage.identify_child`: a correction event), and the
+        caller is answered from the corrected registry (:meth:`_meta_correction`).
         """
         claim = hosts.adapter(host).claim(meta)
         if claim is None:
@@ -630,6 +637,14 @@ class Engine:
             self.projector.catch_up()
             known = self.queries.find(claim.conversation, claim.host)
             if known is not None:
+                correction = self._meta_correction(claim, known)
+                if correction is not None:
+                    placed, saved = self._record(correction, _utc(self._clock()))
+                    if saved:
+                        self.projector.catch_up()
+                    known = self.queries.require(claim.conversation, claim.host)
+                    if claim.conversation in placed:
+                        return self.queries.lineage_of(known)
                 return self.queries.lineage_of(known, resolution=self._registry(known.resolution))
             parent = None if claim.parent is None else self.queries.find(claim.parent, claim.host)
         depth = claim.depth if claim.depth is not None else (1 if claim.parent else 0)
@@ -642,6 +657,47 @@ class Engine:
             resolution="native",
             parent=claim.parent,
             host=claim.host,
+        )
+
+    def _meta_correction(self, claim: Claim, known: NodeRow) -> Observation | None:
+        """The observation of ``_meta``'s stated parent when it places ``known`` better than
+        the registry does; ``None`` when it would change nothing or cannot be placed.
+
+        Only a placement by order alone gives way (LINEAGE.md: a later fact corrects an
+        inference, and places a child left ambiguous); a stated, confirmed, transcript or
+        spawn-key placement stands, as does one ``_meta`` agrees with. The stated parent must
+        be a node of the caller's root, neither deleted nor below the caller: an unknown one
+        would be remembered (an ``EdgeRejected``) on every call, and a cycle refused on every
+        call. A ``_meta`` naming another root than the caller's is not followed either.
+        """
+        parent = claim.parent
+        if (
+            parent is None
+            or known.conversation != claim.conversation
+            or known.is_root
+            or known.status == "deleted"
+            or known.resolution != "inferred"
+            or (known.parent == parent and not known.ambiguous)
+            or claim.root not in (known.root, claim.conversation)  # unnamed: the thread itself
+        ):
+            return None
+        stated = self.queries.find(parent, claim.host)
+        if (
+            stated is None
+            or stated.conversation != parent
+            or stated.root_id != known.root_id
+            or stated.status == "deleted"
+            or self.queries.relation(parent, claim.conversation, claim.host)
+            in ("self", "child", "descendant")
+        ):
+            return None
+        fact = ChildIdentified(parent=parent, child=claim.conversation, resolution="native")
+        return Observation(
+            host=claim.host,
+            requester=claim.conversation,
+            key=payload_key({"mcp_meta": [claim.conversation, parent, known.root]}),
+            facts=(fact,),
+            root=known.root,
         )
 
     def rename(self, conversation: str, name: str, *, host: str | None = None) -> None:

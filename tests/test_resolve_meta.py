@@ -1,0 +1,198 @@
+"""``Engine.resolve`` and a Codex ``_meta`` that states its caller's parent (LINEAGE.md:
+``_meta`` is a native fact; a later fact places an ambiguous child and corrects an inference,
+by a journaled correction event).
+
+Codex hooks name the root but never the parent (HOSTS.md 2.1): a depth-2 thread is placed by
+spawn order, ambiguous when two depth-1 threads both have a spawn open, or under the wrong
+one when the real spawner's ``PreToolUse`` is delivered late (hooks run as separate
+processes). The MCP call's ``_meta`` then names its parent outright.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from lineage_es.engine import Engine, open_engine
+from tests.test_host_codex import ROOT, hook, spawn_call
+
+A = "019a0000-0000-7000-8000-0000000000b2"
+B = "019a0000-0000-7000-8000-0000000000b3"
+G = "019a0000-0000-7000-8000-0000000000c3"
+UNSEEN = "019a0000-0000-7000-8000-0000000000e5"
+OTHER_ROOT = "019a0000-0000-7000-8000-0000000000a9"
+
+
+def meta(thread: str, parent: str, *, root: str = ROOT, turn: str = "t9") -> dict[str, Any]:
+    """An MCP ``tools/call`` ``_meta`` from ``thread`` as Codex sends it (HOSTS.md 2.1)."""
+    return {
+        "threadId": thread,
+        "x-codex-turn-metadata": {
+            "session_id": root,
+            "thread_id": thread,
+            "parent_thread_id": parent,
+            "thread_source": "subagent",
+            "subagent_kind": "thread_spawn",
+            "turn_id": turn,
+        },
+    }
+
+
+def two_children(engine: Engine) -> None:
+    """The root spawns A, then B; both start."""
+    engine.observe("codex", hook("SessionStart", source="startup"))
+    engine.observe("codex", spawn_call(tool_use_id="call_1"))
+    engine.observe("codex", hook("SubagentStart", agent_id=A))
+    engine.observe("codex", spawn_call(tool_use_id="call_2"))
+    engine.observe("codex", hook("SubagentStart", agent_id=B))
+
+
+@pytest.fixture
+def ambiguous() -> Iterator[Engine]:
+    """A and B each have a spawn open when G starts: G is under the root, no parent edge."""
+    with open_engine("memory://") as engine:
+        two_children(engine)
+        engine.observe("codex", spawn_call(agent_id=A, tool_use_id="call_3"))
+        engine.observe("codex", spawn_call(agent_id=B, tool_use_id="call_4"))
+        engine.observe("codex", hook("SubagentStart", agent_id=G))
+        left = engine.lineage(G, "codex")
+        assert (left.parent, left.depth, left.resolution) == (None, 1, "inferred")
+        yield engine
+
+
+@pytest.fixture
+def misplaced() -> Iterator[Engine]:
+    """B spawned G, but B's ``PreToolUse`` comes after G's start: G is inferred under A,
+    the only thread with a spawn open then."""
+    with open_engine("memory://") as engine:
+        two_children(engine)
+        engine.observe("codex", spawn_call(agent_id=A, tool_use_id="call_3"))
+        engine.observe("codex", hook("SubagentStart", agent_id=G))
+        engine.observe("codex", spawn_call(agent_id=B, tool_use_id="call_4"))
+        guessed = engine.lineage(G, "codex")
+        assert (guessed.parent, guessed.depth, guessed.resolution) == (A, 2, "inferred")
+        yield engine
+
+
+def test_meta_places_a_thread_left_ambiguous_under_its_stated_parent(ambiguous: Engine) -> None:
+    lineage = ambiguous.resolve("codex", meta(G, B))
+    assert lineage is not None
+    assert (lineage.parent, lineage.depth, lineage.resolution) == (B, 2, "native")
+    assert lineage.tree is not None
+
+
+def test_meta_corrects_a_parent_inferred_wrongly_by_spawn_order(misplaced: Engine) -> None:
+    lineage = misplaced.resolve("codex", meta(G, B))
+    assert lineage is not None
+    assert (lineage.parent, lineage.depth, lineage.resolution) == (B, 2, "native")
+
+
+def test_the_correction_is_one_journaled_edge_corrected_event(misplaced: Engine) -> None:
+    before = misplaced.position()
+    misplaced.resolve("codex", meta(G, B))
+    events = list(misplaced.journal(start=before))
+    assert [event.topic for event in events] == ["lineage:RootLineage.EdgeCorrected"]
+    assert (events[0].state["conversation"], events[0].state["previous"]) == (G, A)
+    assert events[0].state["parent"] == B
+
+
+def test_the_corrected_parent_stands_for_every_later_question(misplaced: Engine) -> None:
+    misplaced.resolve("codex", meta(G, B))
+    misplaced.rebuild()
+    assert misplaced.lineage(G, "codex").parent == B
+    assert misplaced.relation(G, B, "codex") == "child"
+    tree = misplaced.tree_for(B, "codex")
+    assert tree is not None
+    assert [peer.conversation for peer in tree.children] == [G]
+
+
+def test_the_same_meta_again_journals_nothing_and_answers_the_same(misplaced: Engine) -> None:
+    first = misplaced.resolve("codex", meta(G, B))
+    position = misplaced.position()
+    again = misplaced.resolve("codex", meta(G, B, turn="t10"))
+    assert misplaced.position() == position
+    assert again == first
+
+
+def test_meta_agreeing_with_an_inferred_parent_journals_nothing(misplaced: Engine) -> None:
+    position = misplaced.position()
+    lineage = misplaced.resolve("codex", meta(G, A))
+    assert misplaced.position() == position
+    assert lineage is not None
+    assert (lineage.parent, lineage.resolution) == (A, "registry")
+
+
+def test_meta_does_not_override_a_confirmed_parent() -> None:
+    with open_engine("memory://") as engine:
+        two_children(engine)
+        engine.observe("codex", spawn_call(agent_id=A, tool_use_id="call_3"))
+        engine.observe("codex", hook("SubagentStart", agent_id=G))
+        engine.observe(
+            "codex",
+            spawn_call(
+                hook_event_name="PostToolUse",
+                agent_id=A,
+                tool_use_id="call_3",
+                tool_response={"agent_id": G},
+            ),
+        )
+        position = engine.position()
+        lineage = engine.resolve("codex", meta(G, B))
+        assert engine.position() == position
+    assert lineage is not None
+    assert (lineage.parent, lineage.resolution) == (A, "confirmed")
+
+
+def test_meta_naming_a_parent_the_journal_never_saw_journals_nothing(misplaced: Engine) -> None:
+    position = misplaced.position()
+    lineage = misplaced.resolve("codex", meta(G, UNSEEN))
+    assert misplaced.position() == position
+    assert lineage is not None
+    assert (lineage.parent, lineage.resolution) == (A, "registry")
+
+
+def test_meta_naming_a_descendant_of_its_caller_as_parent_journals_nothing(
+    misplaced: Engine,
+) -> None:
+    """A caller's own child stated as its parent would be a cycle: refused, not journaled."""
+    misplaced.observe("codex", spawn_call(agent_id=G, tool_use_id="call_5"))
+    misplaced.observe("codex", hook("SubagentStart", agent_id=UNSEEN))
+    misplaced.observe(
+        "codex",
+        spawn_call(
+            hook_event_name="PostToolUse",
+            agent_id=G,
+            tool_use_id="call_5",
+            tool_response={"agent_id": UNSEEN},
+        ),
+    )
+    assert misplaced.relation(UNSEEN, G, "codex") == "child"
+    position = misplaced.position()
+    lineage = misplaced.resolve("codex", meta(G, UNSEEN))
+    assert misplaced.position() == position
+    assert lineage is not None
+    assert lineage.parent == A
+
+
+def test_meta_naming_another_root_than_its_callers_journals_nothing(misplaced: Engine) -> None:
+    misplaced.observe("codex", hook("SessionStart", source="startup", session_id=OTHER_ROOT))
+    position = misplaced.position()
+    lineage = misplaced.resolve("codex", meta(G, B, root=OTHER_ROOT))
+    assert misplaced.position() == position
+    assert lineage is not None
+    assert lineage.parent == A
+
+
+def test_meta_of_a_thread_never_seen_still_journals_nothing(misplaced: Engine) -> None:
+    position = misplaced.position()
+    lineage = misplaced.resolve("codex", meta(UNSEEN, B))
+    assert misplaced.position() == position
+    assert lineage is not None
+    assert (lineage.parent, lineage.depth, lineage.resolution, lineage.tree) == (
+        B,
+        2,
+        "native",
+        None,
+    )
