@@ -454,13 +454,21 @@ class RootLineage(Aggregate):
 
     class EdgeCorrected(Event):
         """A later fact contradicted a placement; ``depths`` re-places the moved subtree.
+        ``spawn_key`` is the spawn the fact stated for the child (giving back ``released``).
 
         Version 2 adds, as :class:`EdgeConfirmed` does, what a child corrected under another
         spawn is (``retyped``: ``agent_type``, ``description``). Version-1 events kept them.
+
+        Version 3: a fact that states no spawn still moves the child off a spawn its old
+        parent requested (``released``, now given back on its own: the child keeps no spawn
+        then, and the spawn is open again for its parent's next child), and the child takes
+        the one spawn of its new parent still open, if exactly one is (``claimed``: by order,
+        as an inference would; never stated by the fact). Version-2 events gave a spawn back
+        only with a stated one, and took none.
         """
 
         TOPIC = "lineage:RootLineage.EdgeCorrected"
-        class_version = 2
+        class_version = 3
         conversation: str
         parent: str | None
         previous: str | None
@@ -471,6 +479,7 @@ class RootLineage(Aggregate):
         agent_type: str | None = None
         description: str | None = None
         retyped: bool = False
+        claimed: str | None = None
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -478,6 +487,14 @@ class RootLineage(Aggregate):
             state.setdefault("agent_type", None)
             state.setdefault("description", None)
             state.setdefault("retyped", False)
+
+        @staticmethod
+        def upcast_v2_v3(state: dict[str, Any]) -> None:
+            """A version-2 event took no spawn by order, and gave one back only with a stated
+            one (it never had ``released`` without ``spawn_key``)."""
+            state.setdefault("claimed", None)
+            if state.get("spawn_key") is None:
+                state["released"] = None
 
         def change(self, aggregate: Any) -> None:
             node = aggregate.nodes[self.conversation]
@@ -489,10 +506,14 @@ class RootLineage(Aggregate):
             for pending in aggregate.pending.values():  # started under a moved node, unbound
                 if pending["parent"] in self.depths:
                     pending["depth"] = self.depths[pending["parent"]] + 1
-            if self.spawn_key is not None:
+            if self.released is not None:
                 _release(aggregate, self.released, self.conversation)
-                node["spawn"] = self.spawn_key
-                _claim(aggregate, self.spawn_key, self.conversation)
+                if node["spawn"] == self.released:
+                    node["spawn"] = None
+            spawn_key = self.spawn_key if self.spawn_key is not None else self.claimed
+            if spawn_key is not None:
+                node["spawn"] = spawn_key
+                _claim(aggregate, spawn_key, self.conversation)
             aggregate.stated.pop(self.conversation, None)
 
     class EdgeRejected(Event):
@@ -1230,6 +1251,11 @@ class RootLineage(Aggregate):
                 detail=f"{parent!r} descends from {child!r}",
             )
             return
+        claimed: str | None = None
+        if new_key is None:  # no other spawn stated: none given back for one
+            released = None
+            if spawn_key is None:  # the fact states a parent, not a spawn
+                released, claimed = self._respawned(node["spawn"], parent)
         self._trigger(
             self.EdgeCorrected,
             at,
@@ -1238,11 +1264,34 @@ class RootLineage(Aggregate):
             parent=parent,
             previous=node["parent"],
             spawn_key=new_key,
-            released=released if new_key is not None else None,
+            released=released,
             resolution=resolution,
             depths=self._subtree_depths(child, expected_depth),
-            **self._retyped(new_key, agent_type, description),
+            claimed=claimed,
+            **self._retyped(new_key or claimed, agent_type, description),
         )
+
+    def _respawned(self, spawn_key: str | None, parent: str) -> tuple[str | None, str | None]:
+        """The spawns of a child moved to ``parent`` by a fact stating no spawn, as
+        (released, claimed). The spawn it holds (``spawn_key``, taken by order) is given back
+        when another node requested it: the child is not that node's, so the spawn was never
+        its own, and is open again for that node's next child. A child left with no spawn of
+        ``parent`` takes the one spawn ``parent`` has open, if exactly one (a child of
+        ``parent`` with no known spawn, and one spawn of it with no known child: the ordering
+        rule's own reading, no guess); with several open it takes none (which one is its own
+        cannot be told), and they stay open for the next child of ``parent``, as before."""
+        held = self.spawns.get(spawn_key) if spawn_key is not None else None
+        released = spawn_key if held is not None and held["parent"] != parent else None
+        if held is not None and released is None:
+            return None, None  # it holds a spawn of its new parent already
+        if spawn_key is not None and held is None:
+            return None, None  # a spawn this root never saw requested: nothing to give back
+        open_spawns = [
+            key
+            for key, spawn in self.spawns.items()
+            if spawn["parent"] == parent and spawn["claimed"] is None and key not in self.pending
+        ]
+        return released, open_spawns[0] if len(open_spawns) == 1 else None
 
     def stop(
         self,

@@ -315,8 +315,11 @@ def _edge_corrected(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
     row.parent = s["parent"]
     row.resolution = s["resolution"]
     row.ambiguous = False
-    if s.get("spawn_key") is not None:
-        row.spawn_key = s["spawn_key"]
+    if s.get("released") is not None and row.spawn_key == s["released"]:
+        row.spawn_key = None  # moved off a spawn another node requested (version 3)
+    spawn_key = s["spawn_key"] if s.get("spawn_key") is not None else s.get("claimed")
+    if spawn_key is not None:
+        row.spawn_key = spawn_key
         _retype(s, row)
     changed = [row]
     for conversation, depth in s["depths"].items():
