@@ -34,6 +34,7 @@ from lineage_es.facts import (
 from lineage_es.hosts.base import parse_time
 from lineage_es.hosts.claude import HOST, is_internal_agent
 from lineage_es.hosts.claude_agents import SpawnCall
+from lineage_es.importers.claude_layout import agent_of
 from lineage_es.importers.claude_session_state import FileState, SessionState, with_facts
 
 #: The facts a held-back observation may carry, by name (see ``Carryover._hold_back``).
@@ -47,15 +48,25 @@ class Carryover(SessionState):
 
     # -- a file that goes on after where it had ended -----------------------------------------
 
-    def _resume(self, file: FileState, offset: int, row: dict[str, Any], session: str) -> None:
+    def _resume(
+        self,
+        file: FileState,
+        offset: int,
+        row: dict[str, Any],
+        session: str,
+        since: datetime | None = None,
+    ) -> None:
         """The session file goes on after the row where the last run stopped its root: the
         file had only ended there. The root goes on from that moment, and so do the children
-        that stopped with it alone, so the history reads as if both runs had been one."""
+        that stopped with it alone, so the history reads as if both runs had been one. With
+        ``since``, from that stop instead of the file's (the last run stopped a root known
+        only from its agents' files there, :mod:`.claude_fileless`)."""
         again: list[Fact] = [Acted(session), *(Resumed(child) for child in sorted(self.ended))]
-        when = _going_on(file, file.stop, row)
+        stop = since or file.stop
+        when = file.went_on = _going_on(stop, row)
         suffix = f"resume@{offset}"
         self._emit(
-            file, offset, row, session, session, again, at=when, key_suffix=suffix, dated=file.stop
+            file, offset, row, session, session, again, at=when, key_suffix=suffix, dated=stop
         )
         # What such a child did after the root's stop was journaled while it stood stopped:
         # it is observed again, after the resume, so that it comes out as it happened.
@@ -91,18 +102,21 @@ class Carryover(SessionState):
         its first row after each, :meth:`SessionReader._acting_after_stops`)."""
         stopped, later = self.own.pop(agent)
         since = parse_time(stopped)
-        when = _going_on(file, since, row)
+        when = file.went_on = _going_on(since, row)
         again: list[Fact] = [Resumed(agent)]
         suffix = f"resume@{offset}"
         self._emit(
             file, offset, row, agent, file.root, again, at=when, key_suffix=suffix, dated=since
         )
         for number, (time, kind) in enumerate(later):
+            # Reported by another node, as it was (its parent's result, a notice, the
+            # session's end): it says the agent was done by then, not that it ran until
+            # then, and so leaves an earlier stop of its own file where it is.
             self._emit(
                 file,
                 offset,
                 row,
-                agent,
+                file.root or agent,
                 file.root,
                 # The session's stop, observed again, is as provisional as it was.
                 [Stopped(conversation=agent, provisional=kind == "root")],
@@ -135,9 +149,12 @@ class Carryover(SessionState):
                 ended[child].append([when.isoformat(), kind])
 
         for index in sorted(range(len(self.timed)), key=lambda i: self.timed[i][:3]):
-            when, _, _, observation = self.timed[index]
+            order, _, _, observation = self.timed[index]
             tag = self.kinds.get(index, "")
             for fact in observation.facts:
+                # A stop is kept at its own time, wherever it sorts (a file's stop sorts
+                # after the resume that took its earlier stop back, dated at its row).
+                when = observation.at or order if isinstance(fact, Stopped) else order
                 if isinstance(fact, Stopped):
                     key = fact.spawn_key or ""
                     # A child with no id (2.0.x inline) is named by its spawn key.
@@ -158,8 +175,11 @@ class Carryover(SessionState):
                         mark(target, "own", when)
                         own[target] = (when.isoformat(), [])
                     elif tag == "root":  # the session's stop, observed again for an agent
-                        live[target] = False
-                        ended.setdefault(target, [])
+                        # It stops the agent with the root only if the agent's own file had
+                        # not stopped it first (reported, it leaves that stop where it is).
+                        if live.get(target):
+                            live[target] = False
+                            ended.setdefault(target, [])
                     else:
                         mark(target, "stop", when)
                         if target in own:
@@ -185,13 +205,14 @@ class Carryover(SessionState):
         return entry is not None and not entry.get("speaker")
 
     def _root(self) -> str | None:
-        """The conversation the session's main file speaks for at its end."""
+        """The conversation the session's main file speaks for at its end; failing one, the
+        root this run stopped at its agents' files' end (:mod:`.claude_fileless`)."""
         main = self.group.main
-        if main is None:
-            return None
-        entry = self.entries.get(main.rel) or self.ledger.entry(main.rel) or {}
+        entry = (self.entries.get(main.rel) or self.ledger.entry(main.rel) or {}) if main else {}
         speaker = entry.get("speaker")
-        return speaker if isinstance(speaker, str) else None
+        if isinstance(speaker, str):
+            return speaker
+        return self.group.session if self.fileless_stop is not None else None
 
     # -- agents whose own file has no row yet ---------------------------------------------------
 
@@ -200,20 +221,22 @@ class Carryover(SessionState):
         first row yet (its parent's result or a notice, written before the agent's first
         row could be read), taken out of their observations and kept for the next run: there
         they follow the agent's own start, as in one run reading the finished files, rather
-        than starting it at its result. The next run observes them whatever it reads."""
+        than starting it at its result. The next run observes them whatever it reads,
+        unless the agent's file grew since and still has no complete row (its first row is
+        still being written): they wait on for it."""
         waiting = self._headless()
         if not waiting:
             return []
+        growing = self._headless(growing=True)
         held: list[dict[str, Any]] = []
         for index, (when, rank, place, observation) in enumerate(self.timed):
-            if index in self.released:
-                continue
+            holding = growing if index in self.released else waiting
             about = [(fact, self._about(fact)) for fact in observation.facts]
-            kept = tuple(fact for fact, agent in about if agent not in waiting)
+            kept = tuple(fact for fact, agent in about if agent not in holding)
             if len(kept) == len(about):
                 continue
             whole = not kept
-            for agent in sorted({agent for _, agent in about if agent in waiting}):
+            for agent in sorted({agent for _, agent in about if agent in holding}):
                 facts = [fact for fact, of in about if of == agent]
                 held.append(
                     {
@@ -229,15 +252,29 @@ class Carryover(SessionState):
             self.timed[index] = (when, rank, place, with_facts(observation, kept))
         return held
 
-    def _headless(self) -> set[str]:
+    def _headless(self, *, growing: bool = False) -> set[str]:
         """The agents of this session whose own file gave no row yet (and is not one of the
-        host's own helpers): empty, or its first line still being written."""
+        host's own helpers): empty, or its first line still being written; with
+        ``growing``, only those whose file changed since the last run."""
         waiting: set[str] = set()
         for found in self.group.agents:
             entry = self.entries.get(found.rel) or self.ledger.entry(found.rel)
             if entry is None or entry.get("speaker") or entry.get("internal"):
                 continue
+            if growing and self.ledger.unchanged(found):
+                continue
             agent = entry.get("agent")
+            if isinstance(agent, str) and not is_internal_agent(agent):
+                waiting.add(agent)
+        # A flat agent file beside the session that names no session yet may be one of its
+        # agents' (read or not: it is read with its own session once its first row is).
+        for found in self.group.strays:
+            entry = self.ledger.entry(found.rel) or {}
+            if entry.get("speaker") or entry.get("internal"):
+                continue
+            if growing and self.ledger.unchanged(found):
+                continue
+            agent = agent_of(found)
             if isinstance(agent, str) and not is_internal_agent(agent):
                 waiting.add(agent)
         return waiting
@@ -275,16 +312,16 @@ class Carryover(SessionState):
             self.timed.append((at, rank, place, observation))
 
 
-def _going_on(file: FileState, stop: datetime | None, row: dict[str, Any]) -> datetime | None:
+def _going_on(stop: datetime | None, row: dict[str, Any]) -> datetime | None:
     """Where the observation taking a file's conversation on from its provisional ``stop``
     sorts: never after the row that takes it on (rows are not always in time order). It is
     dated at the stop all the same (``dated``): the engine takes a provisional stop back
     from its own time, and a fact dated before the stop (the row, stamped earlier) would
-    take nothing back, leaving what stopped with it stopped. The file stops again no earlier
-    than that stop either: the rows before it were read by an earlier run."""
+    take nothing back, leaving what stopped with it stopped. The file stops again at its new
+    last row, which may be stamped before that stop: no earlier than anything the rows read
+    before said (:attr:`FileState.latest`, kept in the ledger), as one import of the whole
+    file stops it; that stop sorts after this (:attr:`FileState.went_on`), dated at its row."""
     at = parse_time(row.get("timestamp"))
-    if stop is not None:
-        file.latest = max(file.latest or stop, stop)
     return min(stop, at) if stop and at else stop or at
 
 

@@ -23,11 +23,24 @@ from lineage_es.importers.ledger import Found
 
 @dataclass
 class SessionFiles:
-    """A session: its main file (absent when only agent files are left) and agent files."""
+    """A session: its main file (absent when only agent files are left) and agent files;
+    ``strays``, the flat agent files beside it that name no session yet (empty, or their
+    first row still being written): any of them may turn out to be one of its agents."""
 
     key: str
     main: Found | None = None
     agents: list[Found] = field(default_factory=list)
+    strays: list[Found] = field(default_factory=list)
+
+    @property
+    def session(self) -> str:
+        """The session the group is named for (its main file's name)."""
+        return self.key.rsplit("/", 1)[-1]
+
+    @property
+    def project(self) -> str:
+        """The project folder the group's main file is in (``""``: the history folder)."""
+        return self.key.rsplit("/", 1)[0] if "/" in self.key else ""
 
 
 def nested_session(rel: str) -> str | None:

@@ -14,7 +14,11 @@ it reads off an agent's first row to place it by (its version, its first prompt'
 
 from __future__ import annotations
 
-from lineage_es.facts import ChildIdentified, ChildStarted
+from typing import Any
+
+from lineage_es.facts import ChildIdentified, ChildStarted, Observation
+from lineage_es.hosts.base import parse_time, payload_key
+from lineage_es.hosts.claude import HOST
 from lineage_es.hosts.claude_agents import NESTING_SINCE, prompt_digest, version_tuple
 from lineage_es.importers.claude_session_state import FileState, SessionState, with_facts
 
@@ -31,12 +35,54 @@ class Placement(SessionState):
         for file, offset, start in self.unplaced:
             index = file.emitted.get(offset)
             placed = self._placement(file, start)
-            if index is None or placed is None:
+            if index is None:
                 continue
             when, rank, place, observation = self.timed[index]
+            if (placed or start).spawn_key is None:
+                # No row read yet names its call: a later run that reads it places it there.
+                prompt = file.prompt.hex() if file.prompt is not None else None
+                self._unkeyed(file.found.rel, [when.isoformat(), prompt, file.nesting])
+            if placed is None:
+                continue
             facts = tuple(placed if fact is start else fact for fact in observation.facts)
             self.timed[index] = (when, rank, place, with_facts(observation, facts))
             self._note(file, placed, when)
+
+    def _place_again(self) -> None:
+        """Place each agent an earlier run started without its call (its first row was read
+        before the row of the call that spawned it, or the call's result) under the call the
+        rows read since name, from its start: its call's type and key are the agent's from
+        then on, as in one import of the finished files, which reads the call first."""
+        agents = sorted(self.group.agents, key=lambda found: found.rel)
+        for rank, found in enumerate(agents, start=1):
+            entry = self.entries.get(found.rel) or self.ledger.entry(found.rel)
+            unkeyed = entry.get("unkeyed") if entry is not None else None
+            if entry is None or not isinstance(unkeyed, list) or len(unkeyed) != 3:
+                continue
+            agent, root = entry.get("agent"), entry.get("root")
+            started, prompt, nesting = unkeyed
+            when = parse_time(started)
+            if not isinstance(agent, str) or when is None:
+                continue
+            digest = bytes.fromhex(prompt) if isinstance(prompt, str) else None
+            start = ChildStarted(child=agent)
+            placed = self.spawns.place(start, prompt=digest, nesting=bool(nesting), root=root)
+            if placed is None or placed.spawn_key is None:
+                continue
+            key = payload_key({"agentId": agent, "placedAt": started, "call": placed.spawn_key})
+            observation = Observation(
+                host=HOST, requester=agent, key=key, facts=(placed,), root=root, at=when
+            )
+            self.timed.append((when, rank, 0, observation))
+            self._note(None, placed, when)
+            self._unkeyed(found.rel, None)
+
+    def _unkeyed(self, rel: str, unkeyed: list[Any] | None) -> None:
+        """Keep in an agent file's ledger entry that its agent was started without its call
+        (:attr:`~.claude_session_state.FileState.unkeyed`), or that it no longer is."""
+        entry = self.entries.get(rel) or self.ledger.entry(rel)
+        if entry is not None:
+            self.entries[rel] = {**entry, "unkeyed": unkeyed}
 
     def _placement(self, file: FileState, start: ChildStarted) -> ChildIdentified | None:
         """Where the transcripts place an agent that its sidecar does not

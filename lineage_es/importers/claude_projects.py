@@ -16,6 +16,8 @@ of its own:
 - :mod:`.claude_placement`: where the transcripts place an agent;
 - :mod:`.claude_carryover`: what one import leaves the next about a session still being
   written;
+- :mod:`.claude_fileless`: a session known only from its agents' files (its own is gone, or
+  not there yet);
 - :mod:`.claude_session_state`: the state those three share, and how facts become
   observations in it.
 """
@@ -198,12 +200,20 @@ class _Import:
                 flat.append(item)
             else:
                 group(item.rel[: -len(".jsonl")]).main = item
+        strays: dict[str, list[Found]] = {}
         for item in flat:  # flat agent files belong to the session their rows name
             entry = self.ledger.entry(item.rel)
-            session = entry.get("session") if entry is not None else head_session(Path(item.path))
+            session = entry.get("session") if entry is not None else None
+            # A file read before its first row was complete names its session only now.
+            session = session or head_session(Path(item.path))
             project = item.rel.rsplit("/", 1)[0] if "/" in item.rel else ""
+            if not session:
+                strays.setdefault(project, []).append(item)
             key = f"{project}/{session}" if session else f"flat:{item.rel}"
             group(key.lstrip("/")).agents.append(item)
+        for key, session in groups.items():
+            if not key.startswith("flat:"):
+                session.strays = strays.get(session.project, [])
         return [groups[k] for k in sorted(groups)]
 
 

@@ -48,12 +48,12 @@ from lineage_es.hosts.claude import HOST, is_internal_agent
 from lineage_es.hosts.claude_agents import Spawns
 from lineage_es.hosts.claude_transcript import RowMeaning, agent_start, is_warmup, read_meta
 from lineage_es.importers.claude_carryover import (
-    Carryover,
     calls_state,
     load_calls,
     load_later,
     load_own,
 )
+from lineage_es.importers.claude_fileless import Fileless
 from lineage_es.importers.claude_layout import agent_of, nested_session
 from lineage_es.importers.claude_placement import (
     NESTING_SINCE,
@@ -125,7 +125,7 @@ class SessionOutcome:
     report: ImportReport
 
 
-class SessionReader(Placement, Carryover):
+class SessionReader(Placement, Fileless):
     """Reads one session's changed files and makes their observations (its state is declared
     in :class:`~.claude_session_state.SessionState`)."""
 
@@ -141,9 +141,12 @@ class SessionReader(Placement, Carryover):
         self.advanced = 0
         state = self.ledger.group(group.key)
         main = group.main
+        # A session file read for the first time starts the session's reading afresh, unless
+        # its agents' files were read without it (its root goes on from where they ended).
+        fresh = main is not None and self.ledger.entry(main.rel) is None
         restart = main is not None and (
-            self.ledger.entry(main.rel) is None
-            or (not self.ledger.unchanged(main) and self._rewritten(main))
+            (fresh and not state.get("fileless"))
+            or (not fresh and not self.ledger.unchanged(main) and self._rewritten(main))
         )
         self.meaning = RowMeaning() if restart else RowMeaning.from_state(state.get("meaning", {}))
         if restart:
@@ -159,8 +162,10 @@ class SessionReader(Placement, Carryover):
         self.kinds = {}
         self.held = list(state.get("held") or ())
         self.released = set()
-        self.agent_ids = {agent_of(found) for found in group.agents}
+        self.agent_ids = {agent_of(found) for found in [*group.agents, *group.strays]}
         self.waited = bool(state.get("waited"))
+        self.fileless_stop = parse_time(state.get("fileless"))
+        self.fileless_on = None
 
     # -- driving ----------------------------------------------------------------------------
 
@@ -173,14 +178,19 @@ class SessionReader(Placement, Carryover):
         # holds its agents' files back one run: they are read with the session's first rows,
         # not before them (the session's root would start at its agents' first rows).
         waiting = self._headless_main() and not self.waited
+        if not waiting:
+            self._fileless_goes_on()
         for rank, found in enumerate(sorted(group.agents, key=lambda f: f.rel), start=1):
             if waiting:
                 break
             kind = "agent" if nested_session(found.rel) is not None else "flat"
             self._read_file(found, rank, kind, session)
         self._release_held()
+        self._place_again()
         self._place_starts()
         self._acting_after_stops()
+        self._end_fileless()
+        self._hold_fileless_root()
         held = self._hold_back()
         open_calls = set(self.meaning.open_spawns()) - set(self.spawns.spawned)
         state = {
@@ -190,6 +200,7 @@ class SessionReader(Placement, Carryover):
             **self._ended(),
             "held": held,
             "waited": waiting,
+            "fileless": self.fileless_stop.isoformat() if self.fileless_stop else None,
         }
         timed = [item for item in self.timed if item[3].facts]
         return SessionOutcome(
@@ -210,6 +221,9 @@ class SessionReader(Placement, Carryover):
         file.speaker = entry.get("speaker")
         file.at = parse_time(entry.get("at"))
         file.stop = parse_time(entry.get("stop"))
+        # What the rows read before said, up to when (a ledger written before it kept this
+        # knew no better than the file's last time).
+        file.latest = parse_time(entry["latest"] if "latest" in entry else entry.get("at"))
         # A file read before that gave no row yet (empty, its first line torn, or only rows
         # that name no session) still has its first row to come: it starts, not resumes.
         file.needs_head = file.speaker is None
@@ -218,6 +232,7 @@ class SessionReader(Placement, Carryover):
         file.progress_rows = bool(entry.get("progress_rows"))
         file.internal = bool(entry.get("internal"))
         file.owns = set(entry.get("owns") or ())
+        file.unkeyed = entry.get("unkeyed")
         if kind != "main":
             file.agent = entry.get("agent") or agent_of(found)
         if file.internal:
@@ -239,6 +254,7 @@ class SessionReader(Placement, Carryover):
                     # next run reads these rows again, to time them by the first timed row
                     # as one run reading the finished file does.
                     end, file.held = file.held[0][0], []
+                file.said = file.latest
                 self._last_row(file, chunks)
                 check = b""
                 if end and not file.internal:
@@ -267,12 +283,14 @@ class SessionReader(Placement, Carryover):
             "speaker": file.speaker,
             "at": file.at.isoformat() if file.at else None,
             "stop": file.stop.isoformat() if file.stop else None,
+            "latest": file.said.isoformat() if file.said else None,
             "legacy": file.legacy,
             "progress_rows": file.progress_rows,
             "owns": sorted(file.owns),
         }
         if file.kind != "main":
             entry |= {"agent": file.agent, "session": file.root, "internal": file.internal}
+            entry["unkeyed"] = file.unkeyed
         self.entries[found.rel] = entry
 
     def _rewritten(self, found: Found) -> bool:
@@ -428,6 +446,11 @@ class SessionReader(Placement, Carryover):
             source = "fork" if row.get("forkedFrom") else "transcript"
             facts.append(RootSeen(session, source=source))
             self.report.roots.add(session)
+            if self.fileless_stop is not None and session == self.group.session:
+                # Its agents' files were read without it, and their end stopped the root:
+                # the root goes on from there, and this file's rows take over.
+                self._resume(file, offset, row, session, self.fileless_stop)
+                self.fileless_stop = None
         elif session != file.speaker:
             # Two sessions in one file (a recorder's concatenation of a /clear): the first
             # goes on to the second's first row, where the clear ended it (its stop at the
@@ -522,7 +545,10 @@ class SessionReader(Placement, Carryover):
             if at is None:
                 continue
             # Rows are not always in time order (attachments are stamped before the prompt
-            # they follow): the file stops no earlier than anything it said.
+            # they follow): the file stops at its last row, but no earlier than anything it
+            # said (in this run or before). Not at a later row that said nothing: the stop
+            # is the one an import of the whole file makes, wherever earlier imports cut it
+            # (a stop taken back and made again earlier reads the same at every moment).
             at = max(at, file.latest or at)
             session = row.get("sessionId")
             if file.kind == "main" and isinstance(session, str) and session != file.speaker:
@@ -545,7 +571,10 @@ class SessionReader(Placement, Carryover):
         tag = "end" if file.kind == "main" else "own"
         suffix = f"stop@{offset}"
         index = file.emitted.get(offset)
-        if index is not None and self.timed[index][0] != at:
+        # A stop stamped before the resume that took the last run's stop back sorts after
+        # it (the conversation went on, then stopped), dated at its row all the same.
+        order = max(at, file.went_on) if file.went_on is not None else at
+        if order != at or (index is not None and self.timed[index][0] != at):
             self._emit(
                 file,
                 offset,
@@ -553,10 +582,11 @@ class SessionReader(Placement, Carryover):
                 file.speaker,
                 file.root,
                 stop,
-                at=at,
+                at=order,
                 key_suffix=suffix,
                 last=True,
                 tag=tag,
+                dated=at,
             )
             return
         self._emit(file, offset, row, file.speaker, file.root, stop, at=at)
@@ -575,8 +605,9 @@ class SessionReader(Placement, Carryover):
         root's last row) that still writes rows later acts again at the first such row."""
         stops: dict[str, list[datetime]] = {}
         root_end: datetime | None = None
-        for index, (when, _, _, observation) in enumerate(self.timed):
+        for index, (order, _, _, observation) in enumerate(self.timed):
             tag = self.kinds.get(index, "")
+            when = observation.at or order  # a stop's own time, wherever it sorts
             for fact in observation.facts:
                 if not isinstance(fact, Stopped):
                     continue

@@ -50,19 +50,30 @@ class FileState:
     at: datetime | None = None
     first_at: datetime | None = None
     last_at: datetime | None = None
-    #: The latest time of a row observed in this file in this run.
+    #: The latest time of a row observed in this file (in this run and, from the ledger,
+    #: the runs before): the file stops no earlier than anything it said.
     latest: datetime | None = None
+    #: :attr:`latest` before the file's stop was observed (what the ledger keeps: the stop is
+    #: where the file ended, not something it said).
+    said: datetime | None = None
     needs_head: bool = True
     resume: bool = False
     #: Where a main file's last timed row stopped its root: the file had ended there. When
     #: the file goes on, the root (and what stopped with it) goes on from that very moment.
     stop: datetime | None = None
+    #: Where the observation taking the file's conversation on from an earlier run's stop
+    #: sorts (:func:`~.claude_carryover._going_on`): its new stop sorts no earlier.
+    went_on: datetime | None = None
     legacy: bool = False
     progress_rows: bool = False
     internal: bool = False
     #: Whether this agent's version lets subagents spawn subagents; its first prompt's digest.
     nesting: bool = False
     prompt: bytes | None = None
+    #: An agent whose start no call placed (no row read yet named its call): when it
+    #: started, its first prompt's digest (hex) and whether it may nest, to place it by once
+    #: a later run reads its call (:meth:`~.claude_placement.Placement._place_again`).
+    unkeyed: list[Any] | None = None
     #: Observations made at each row (by byte offset): a row's facts share one observation.
     emitted: dict[int, int] = field(default_factory=dict)
     #: Observations made apart from their row's (a stop, a resume, a start at its call).
@@ -117,6 +128,9 @@ class SessionState:
     agent_ids: set[str | None]
     #: Whether the last run held the agent files back for want of the session's first row.
     waited: bool
+    #: Where a root known only from its agents' files was stopped (their last row), by the
+    #: last run or this one (:mod:`.claude_fileless`); ``None`` once its own file speaks.
+    fileless_stop: datetime | None
 
     # -- observations ---------------------------------------------------------------------------
 
