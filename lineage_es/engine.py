@@ -8,6 +8,7 @@ and answers the requester's lineage. Everything else reads the view.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import random
 import threading
@@ -48,7 +49,6 @@ from lineage_es.facts import (
     SpawnRequested,
     Stopped,
 )
-from lineage_es.hosts.base import payload_key
 from lineage_es.model import AgentLineage, Chain, ForestNode, LineageTree, Member, Provenance
 from lineage_es.model import Relation as RelationName
 from lineage_es.projection import JournalEvent, Progress, Projector, iso, read_journal
@@ -620,15 +620,15 @@ class Engine:
             return self._answer(observation, placed) if answer else None
 
     def resolve(self, host: str, meta: Mapping[str, Any]) -> AgentLineage | None:
-        """The lineage of an MCP tool call from its ``_meta``.
+        """The lineage of an MCP tool call from its ``_meta``; journals nothing (REPLAY.md: an
+        MCP call is resolved, never journaled).
 
         A caller the journal knows is answered from the registry, with its tree; one it
-        never saw start is answered from what ``_meta`` itself states, with no tree. It
-        journals nothing, but for one fact: ``_meta`` natively stating a parent for a caller
-        the registry placed by order alone (``inferred``, or ambiguous with no parent edge),
-        a parent that is another node of the caller's root. That is journaled as a hook's
-        stated parent is (:meth:`RootLineage.identify_child`: a correction event), and the
-        caller is answered from the corrected registry (:meth:`_meta_correction`).
+        never saw start is answered from what ``_meta`` itself states, with no tree. Where the
+        registry placed the caller by order alone (``inferred``, or ambiguous with no parent
+        edge) and ``_meta`` natively states another parent, a node of the caller's root, the
+        answer takes that parent (``native``, its depth below it) and keeps the caller's tree
+        (:meth:`_meta_parent`): the host's own statement is never answered against.
         """
         claim = hosts.adapter(host).claim(meta)
         if claim is None:
@@ -637,15 +637,13 @@ class Engine:
             self.projector.catch_up()
             known = self.queries.find(claim.conversation, claim.host)
             if known is not None:
-                correction = self._meta_correction(claim, known)
-                if correction is not None:
-                    placed, saved = self._record(correction, _utc(self._clock()))
-                    if saved:
-                        self.projector.catch_up()
-                    known = self.queries.require(claim.conversation, claim.host)
-                    if claim.conversation in placed:
-                        return self.queries.lineage_of(known)
-                return self.queries.lineage_of(known, resolution=self._registry(known.resolution))
+                answer = self.queries.lineage_of(known, resolution=self._registry(known.resolution))
+                stated = self._meta_parent(claim, known)
+                if stated is None:
+                    return answer
+                return dataclasses.replace(
+                    answer, parent=stated.conversation, depth=stated.depth + 1, resolution="native"
+                )
             parent = None if claim.parent is None else self.queries.find(claim.parent, claim.host)
         depth = claim.depth if claim.depth is not None else (1 if claim.parent else 0)
         if parent is not None:  # a child's depth is its parent's plus one, whatever _meta implies
@@ -659,16 +657,15 @@ class Engine:
             host=claim.host,
         )
 
-    def _meta_correction(self, claim: Claim, known: NodeRow) -> Observation | None:
-        """The observation of ``_meta``'s stated parent when it places ``known`` better than
-        the registry does; ``None`` when it would change nothing or cannot be placed.
+    def _meta_parent(self, claim: Claim, known: NodeRow) -> NodeRow | None:
+        """The parent ``_meta`` states for ``known``, when it places ``known`` better than the
+        registry does; ``None`` when it agrees, or cannot be followed.
 
         Only a placement by order alone gives way (LINEAGE.md: a later fact corrects an
         inference, and places a child left ambiguous); a stated, confirmed, transcript or
         spawn-key placement stands, as does one ``_meta`` agrees with. The stated parent must
-        be a node of the caller's root, neither deleted nor below the caller: an unknown one
-        would be remembered (an ``EdgeRejected``) on every call, and a cycle refused on every
-        call. A ``_meta`` naming another root than the caller's is not followed either.
+        be a node of the caller's root, neither deleted nor below the caller (a cycle). A
+        ``_meta`` naming another root than the caller's is not followed either.
         """
         parent = claim.parent
         if (
@@ -691,14 +688,7 @@ class Engine:
             in ("self", "child", "descendant")
         ):
             return None
-        fact = ChildIdentified(parent=parent, child=claim.conversation, resolution="native")
-        return Observation(
-            host=claim.host,
-            requester=claim.conversation,
-            key=payload_key({"mcp_meta": [claim.conversation, parent, known.root]}),
-            facts=(fact,),
-            root=known.root,
-        )
+        return stated
 
     def rename(self, conversation: str, name: str, *, host: str | None = None) -> None:
         """Give a node a display name; the last rename wins. A pending child is named by its
