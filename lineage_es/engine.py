@@ -418,9 +418,14 @@ class Engine:
                 self.app = LineageApplication(env=env)
                 self.app.recorder.max_notification_id()
                 self.view: ViewStore = self._open_view(lock_timeout, hold)
-        except StoreError:
-            raise
-        except Exception as exc:  # every driver has its own errors; name the store
+        except BaseException as exc:
+            app = self.__dict__.get("app")
+            if app is not None:  # opened before what failed: its connections are let go now
+                with contextlib.suppress(Exception):
+                    app.close()
+            if isinstance(exc, StoreError) or not isinstance(exc, Exception):
+                raise
+            # every driver has its own errors; name the store
             raise wrap_open_error(self.location, exc) from None
         self.queries = Queries(self.view)
         self.projector = Projector(self.app.recorder, self.view, self._absorb)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import stat
+import sys
 import threading
 import time
 from pathlib import Path
@@ -223,3 +224,24 @@ def test_a_rebuilds_swap_and_a_write_on_postgresql_do_not_deadlock(postgres_url:
         swapping.join(30)
         assert not swapping.is_alive() and failed == []
         assert engine.view.position() == position
+
+
+def test_a_failed_open_closes_the_journal_it_had_opened(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lineage_es.engine import Engine, LineageApplication
+
+    closed_by: list[str] = []  # who closed it: the open itself, or the app's __del__ at last
+
+    def close(app: LineageApplication) -> None:
+        closed_by.append(sys._getframe(1).f_code.co_name)
+
+    monkeypatch.setattr(LineageApplication, "close", close)
+
+    def broken_view(*args: object) -> None:
+        raise RuntimeError("the view's table is locked")
+
+    monkeypatch.setattr(Engine, "_open_view", broken_view)
+    with pytest.raises(StoreError, match="the view's table is locked"):
+        open_engine("memory://")
+    assert "__init__" in closed_by
