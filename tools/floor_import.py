@@ -7,7 +7,8 @@ counting one marker (``"type":"tool_use"``, which every spawn call holds) and no
 split over as many forked processes as the import reads with; journal ``EVENTS`` bare events
 (each a name and a timestamp, no payload) over ``ROOTS`` aggregates into a new SQLite file in
 one save, the library's cheapest path, in the first process while the forked ones read (as
-the import journals while its workers read).
+the import journals while its workers read). With ``EVENTS`` 0 nothing is journaled (the floor
+of reading alone, under any design, however few events it journals).
 
 No rule is applied, no row parsed, no view projected, no ledger kept: whatever an import
 does beyond this costs more. A peer's process that finishes faster than this floor is out of
@@ -76,7 +77,8 @@ def main(argv: list[str]) -> None:
             scan(share)
             os._exit(0)
         children.append(pid)
-    journal(int(events), int(roots), db_file)
+    if int(events):
+        journal(int(events), int(roots), db_file)
     for pid in children:
         os.waitpid(pid, 0)
 
