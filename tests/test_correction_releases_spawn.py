@@ -3,8 +3,8 @@ an inference by a journaled correction event; inferred = the most recent unclaim
 the same root).
 
 Codex hooks name the root, never the parent (HOSTS.md 2.1): a thread is placed by spawn order
-and claims the spawn it was inferred from. When a later fact (a ``_meta``, a rollout) states
-another parent and no spawn, the child leaves that spawn: it goes back to the node that
+and claims the spawn it was inferred from. When a later fact (a rollout's ``thread_spawn``)
+states another parent and no spawn, the child leaves that spawn: it goes back to the node that
 requested it, open for its next child, and the child takes the one spawn its new parent has
 open (only when exactly one is: never a guess between several).
 """
@@ -20,8 +20,9 @@ from eventsourcing.persistence import StoredEvent
 
 from lineage_es.domain import RootLineage, root_id
 from lineage_es.engine import Engine, open_engine
-from tests.test_host_codex import hook, spawn_call
-from tests.test_resolve_meta import A, B, G, meta, two_children
+from lineage_es.facts import ChildIdentified, Observation
+from tests.test_host_codex import ROOT, hook, spawn_call
+from tests.test_resolve_meta import A, B, G, two_children
 
 H = "019a0000-0000-7000-8000-0000000000c4"
 CORRECTED = "lineage:RootLineage.EdgeCorrected"
@@ -32,6 +33,19 @@ def engine() -> Iterator[Engine]:
     with open_engine("memory://") as opened:
         two_children(opened)
         yield opened
+
+
+def state_parent(engine: Engine, child: str, parent: str) -> None:
+    """A fact stating ``child``'s parent and no spawn, as a Codex rollout's ``session_meta``
+    ``thread_spawn.parent_thread_id`` is read."""
+    fact = ChildIdentified(parent=parent, child=child, resolution="transcript")
+    engine.observe_many(
+        [
+            Observation(
+                host="codex", requester=child, key=f"stated:{child}", facts=(fact,), root=ROOT
+            )
+        ]
+    )
 
 
 def misplace(engine: Engine, *later_spawns_of_b: str) -> None:
@@ -47,7 +61,7 @@ def misplace(engine: Engine, *later_spawns_of_b: str) -> None:
 def test_a_corrected_child_gives_its_inferred_spawn_back_to_the_old_parent(engine: Engine) -> None:
     """B's own spawn was never seen: A's ``call_3`` is open again, A's next child takes it."""
     misplace(engine)
-    engine.resolve("codex", meta(G, B))
+    state_parent(engine, G, B)
     engine.observe("codex", hook("SubagentStart", agent_id=H))
     lineage = engine.lineage(H, "codex")
     assert (lineage.parent, lineage.depth, lineage.resolution) == (A, 2, "inferred")
@@ -58,7 +72,7 @@ def test_the_old_parents_next_child_is_inferred_under_it_after_a_correction(
 ) -> None:
     """The brief's case: B's ``call_4`` goes to G, A's ``call_3`` to A's next child H."""
     misplace(engine, "call_4")
-    engine.resolve("codex", meta(G, B))
+    state_parent(engine, G, B)
     engine.observe("codex", hook("SubagentStart", agent_id=H))
     assert engine.lineage(H, "codex").parent == A
 
@@ -70,7 +84,7 @@ def test_a_child_placed_ambiguous_takes_the_one_spawn_its_stated_parent_has_open
     engine.observe("codex", spawn_call(agent_id=B, tool_use_id="call_4"))
     engine.observe("codex", hook("SubagentStart", agent_id=G))
     assert engine.lineage(G, "codex").parent is None  # ambiguous
-    engine.resolve("codex", meta(G, B))
+    state_parent(engine, G, B)
     engine.observe("codex", hook("SubagentStart", agent_id=H))
     assert engine.lineage(H, "codex").parent == A
 
@@ -81,7 +95,7 @@ def test_a_moved_child_takes_no_spawn_when_its_new_parent_has_several_open(
     """B has ``call_4`` and ``call_5`` open, A has ``call_3`` back: H's start cannot tell A's
     spawn from B's, so H is ambiguous, not guessed under B."""
     misplace(engine, "call_4", "call_5")
-    engine.resolve("codex", meta(G, B))
+    state_parent(engine, G, B)
     engine.observe("codex", hook("SubagentStart", agent_id=H))
     lineage = engine.lineage(H, "codex")
     assert (lineage.parent, lineage.depth, lineage.resolution) == (None, 1, "inferred")
@@ -92,7 +106,7 @@ def test_the_correction_event_names_the_spawn_released_and_the_one_claimed(
 ) -> None:
     misplace(engine, "call_4")
     before = engine.position()
-    engine.resolve("codex", meta(G, B))
+    state_parent(engine, G, B)
     [event] = list(engine.journal(start=before))
     assert event.topic == CORRECTED
     state = event.state
@@ -104,7 +118,7 @@ def test_the_live_rebuilt_and_past_views_agree_on_the_spawn_a_corrected_child_ho
 ) -> None:
     misplace(engine, "call_4")
     before = engine.position()
-    engine.resolve("codex", meta(G, B))
+    state_parent(engine, G, B)
     live = engine.queries.require(G, "codex")
     assert (live.parent, live.spawn_key) == (B, "call_4")
     past = engine.as_of(position=before).require(G, "codex")
