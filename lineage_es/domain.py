@@ -1356,11 +1356,9 @@ class RootLineage(Aggregate):
         or after the root's end (an import read its file to a later row first): the node is
         stopped again at the end, for good, as if the end had found it live. Its stop was
         provisional, so nothing showed it ran on without its root; the new stop's own time
-        keeps every instant true (a view up to a time between the two has it stopped). So
-        does a descendant's stop for good after the end, of a node that had started by then
-        (its own stop, journaled before the end was read): no node outlives its root's
-        session, and read after the end, that stop would have been capped at it
-        (:meth:`stop`); the same facts give the same history in either order.
+        keeps every instant true (a view up to a time between the two has it stopped). A
+        descendant's own stop for good after the end, journaled before the end was read, is
+        left where it is: a resume of the root read later may show the node went on.
 
         An end for good at the very time of the root's provisional stop replaces that stop
         (the real end wins), and pulls back what stopped provisionally with it."""
@@ -1385,11 +1383,7 @@ class RootLineage(Aggregate):
                     provisional=provisional,
                     cascade=found[0] != self.conversation,
                 )
-            elif (
-                end is not None
-                and found[0] != self.conversation
-                and (_past(node, end) or _ran_past(node, end))
-            ):
+            elif end is not None and found[0] != self.conversation and _past(node, end):
                 self._stop_with_root(found, end, fact)
 
     def _ended(self) -> str | None:
@@ -1911,12 +1905,6 @@ def _past(node: dict[str, Any], end: str) -> bool:
         and stopped is not None
         and stopped >= end
     )
-
-
-def _ran_past(node: dict[str, Any], end: str) -> bool:
-    """Whether the node, started by its root's session end ``end``, stopped for good after it."""
-    started: str | None = node.get("started")
-    return _final(node) and node["stopped"] > end and started is not None and started <= end
 
 
 def _earlier(moment: datetime, started: str | None) -> bool:
