@@ -525,10 +525,15 @@ class RootLineage(Aggregate):
         placed under it when it becomes known at a depth that fits
         (:meth:`RootLineage._settle`). Version-1 events kept none: ``resolution`` is then
         ``None`` and nothing is remembered.
+
+        Version 3 keeps the child's ``agent_type`` and ``description`` the fact stated too
+        (a Claude sidecar's ``agentType``), so that the child placed later is what it would
+        have been had its parent been known in time. Version-2 events kept neither: a child
+        they let in later is placed with the type its spawn gives it, as before.
         """
 
         TOPIC = "lineage:RootLineage.EdgeRejected"
-        class_version = 2
+        class_version = 3
         conversation: str
         parent: str
         reason: str
@@ -536,6 +541,8 @@ class RootLineage(Aggregate):
         depth: int | None = None
         resolution: str | None = None
         spawn_key: str | None = None
+        agent_type: str | None = None
+        description: str | None = None
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -543,6 +550,12 @@ class RootLineage(Aggregate):
             state.setdefault("depth", None)
             state.setdefault("resolution", None)
             state.setdefault("spawn_key", None)
+
+        @staticmethod
+        def upcast_v2_v3(state: dict[str, Any]) -> None:
+            """A version-2 event kept no type or description of the child."""
+            state.setdefault("agent_type", None)
+            state.setdefault("description", None)
 
         def change(self, aggregate: Any) -> None:
             if self.reason not in WAITING_REASONS:
@@ -555,6 +568,8 @@ class RootLineage(Aggregate):
                     "depth": self.depth,
                     "resolution": self.resolution,
                     "spawn_key": self.spawn_key,
+                    "agent_type": self.agent_type,
+                    "description": self.description,
                 }
 
     class Stopped(Event):
@@ -1168,12 +1183,23 @@ class RootLineage(Aggregate):
                 depth=depth,
                 resolution=resolution,
                 spawn_key=spawn_key,
+                agent_type=agent_type,
+                description=description,
             )
             return
         expected_depth = parent_node["depth"] + 1
         if depth is not None and depth != expected_depth:
             self._reject_depth(
-                parent, child, depth, expected_depth, at, fact, resolution, spawn_key
+                parent,
+                child,
+                depth,
+                expected_depth,
+                at,
+                fact,
+                resolution,
+                spawn_key,
+                agent_type=agent_type,
+                description=description,
             )
             return
         if spawn_key is not None and spawn_key in self.pending and child not in self.nodes:
@@ -1268,7 +1294,7 @@ class RootLineage(Aggregate):
             resolution=resolution,
             depths=self._subtree_depths(child, expected_depth),
             claimed=claimed,
-            **self._retyped(new_key or claimed, agent_type, description),
+            **self._retyped(new_key or claimed, agent_type, description, settled=not redate),
         )
 
     def _respawned(self, spawn_key: str | None, parent: str) -> tuple[str | None, str | None]:
@@ -1678,9 +1704,9 @@ class RootLineage(Aggregate):
                 resolution=stated["resolution"],
                 spawn_key=stated["spawn_key"],
                 depth=stated["depth"],
-                agent_type=None,
+                agent_type=stated.get("agent_type"),  # none kept before version 3 events
                 subagent_id=None,
-                description=None,
+                description=stated.get("description"),
                 at=at,
                 fact=fact,
                 redate=False,
@@ -1714,6 +1740,9 @@ class RootLineage(Aggregate):
         fact: str,
         resolution: str,
         spawn_key: str | None,
+        *,
+        agent_type: str | None,
+        description: str | None,
     ) -> None:
         self._trigger(
             self.EdgeRejected,
@@ -1726,6 +1755,8 @@ class RootLineage(Aggregate):
             depth=depth,
             resolution=resolution,
             spawn_key=spawn_key,
+            agent_type=agent_type,
+            description=description,
         )
         if child not in self.nodes:
             self._trigger(
@@ -1780,12 +1811,22 @@ class RootLineage(Aggregate):
         return None if spawn is None else spawn.get("agent_type")
 
     def _retyped(
-        self, spawn_key: str | None, agent_type: str | None, description: str | None
+        self,
+        spawn_key: str | None,
+        agent_type: str | None,
+        description: str | None,
+        *,
+        settled: bool = False,
     ) -> dict[str, Any]:
         """What a child moved to spawn ``spawn_key`` is: the type and description the fact
         states, else that spawn's (its request's; unknown for a spawn never requested, or
-        requested before requests kept a description). Nothing when it keeps its spawn."""
+        requested before requests kept a description). Nothing when it keeps its spawn, but
+        for a child ``settled`` under the parent its fact stated (:meth:`_settle`) that states
+        a type or description with no spawn: it is what the fact states, as it would have
+        been placed had its parent been known in time."""
         if spawn_key is None:
+            if settled and (agent_type is not None or description is not None):
+                return {"agent_type": agent_type, "description": description, "retyped": True}
             return {}
         spawn = self.spawns.get(spawn_key) or {}
         return {

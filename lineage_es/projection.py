@@ -320,7 +320,7 @@ def _edge_corrected(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
     spawn_key = s["spawn_key"] if s.get("spawn_key") is not None else s.get("claimed")
     if spawn_key is not None:
         row.spawn_key = spawn_key
-        _retype(s, row)
+    _retype(s, row)  # with a spawn, or a child settled under its stated parent with none
     changed = [row]
     for conversation, depth in s["depths"].items():
         moved = rows.by_conversation(conversation)

@@ -299,8 +299,8 @@ def test_a_version_1_edge_rejected_event_loads_and_remembers_nothing() -> None:
             s = engine.app.mapper.to_stored_event(e)
             if s.topic == REJECTED:
                 state = orjson.loads(s.state)
-                assert state.pop("class_version") == 2
-                for name in ("depth", "resolution", "spawn_key"):
+                assert state.pop("class_version") == 3
+                for name in ("depth", "resolution", "spawn_key", "agent_type", "description"):
                     del state[name]
                 s = StoredEvent(s.originator_id, s.originator_version, s.topic, orjson.dumps(state))
             stored.append(s)
