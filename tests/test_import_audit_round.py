@@ -184,6 +184,24 @@ def test_reconcile_keeps_a_root_known_only_from_its_agent_files_while_one_remain
     assert set(members(memory)) == {SESSION, CHILD}
 
 
+def test_reconcile_keeps_a_root_whose_session_file_is_on_disk_with_no_row_yet(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """The session file's first row is still being written when its agents' files go: the
+    file on disk holds its root, which its rows take on when they come."""
+    s = two_agents(tmp_path)
+    whole = s.main.read_bytes()
+    s.main.write_bytes(whole[:50])
+    import_claude(memory, tmp_path)
+    import_claude(memory, tmp_path)
+    shutil.rmtree(s.main.with_suffix(""))
+    report = import_claude(memory, tmp_path, reconcile_gone=True)
+    assert SESSION not in report.deleted
+    s.main.write_bytes(whole)
+    import_claude(memory, tmp_path)
+    assert members(memory)[SESSION].status != "deleted"
+
+
 def test_reconcile_takes_the_agents_with_a_session_whose_restored_file_is_gone_again(
     tmp_path: Path, memory: Engine
 ) -> None:

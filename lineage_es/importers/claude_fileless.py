@@ -115,11 +115,18 @@ class Fileless(Carryover):
 
     def _hold_fileless_root(self) -> None:
         """Every agent file of a session no file of its own speaks for holds its root (for
-        ``--reconcile``); once the session's file has given a row, none of them does."""
+        ``--reconcile``), and so does the session's file while it is on disk with no row yet
+        (torn, or only rows that name no session): the root stays while any of them does.
+        Once the session's file has given a row, it alone holds the root."""
         session = self._fileless_root()
         if self.group.key.startswith("flat:"):
             return
         root = session or self.group.session
+        main = self.group.main
+        if session is not None and main is not None:
+            entry = self.entries.get(main.rel) or self.ledger.entry(main.rel)
+            if entry is not None and root not in (entry.get("owns") or ()):
+                self.entries[main.rel] = {**entry, "owns": sorted({*entry.get("owns", ()), root})}
         for found in self.group.agents:
             entry = self.entries.get(found.rel) or self.ledger.entry(found.rel)
             if entry is None:
