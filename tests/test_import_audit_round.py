@@ -384,3 +384,56 @@ def test_result_waits_for_its_agents_first_row_while_that_row_is_still_being_wri
     import_claude(memory, tmp_path)
     assert parse_time(members(memory)[AGENT].started_at) == at(3)
     assert_as_one_import(memory, tmp_path)
+
+
+# -- an import of unchanged files journals nothing ------------------------------------------
+
+
+def test_import_of_unchanged_files_releases_nothing_held_for_an_agents_torn_first_row(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """AGENT's file has half its first row, after its parent's result: what the first import
+    held back for that row waits for a change in the files, not for the next import."""
+    s = two_agents(tmp_path)
+    path = s.agent_path(AGENT)
+    whole = path.read_bytes()
+    path.write_bytes(whole[: whole.index(b"\n") // 2])
+    import_claude(memory, tmp_path)
+    before = memory.position()
+    import_claude(memory, tmp_path)
+    assert memory.position() == before
+    path.write_bytes(whole)
+    import_claude(memory, tmp_path)
+    assert_as_one_import(memory, tmp_path)
+
+
+def test_import_of_unchanged_files_reads_no_agent_file_held_for_a_session_file_with_no_row(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """The session file has half its first row: its agents' files wait for a change in the
+    files, not for the next import (which journals nothing, not even its ledger)."""
+    s = two_agents(tmp_path)
+    whole = s.main.read_bytes()
+    s.main.write_bytes(whole[: whole.index(b"\n") // 2])
+    import_claude(memory, tmp_path)
+    before = memory.position()
+    import_claude(memory, tmp_path)
+    assert memory.position() == before
+    s.main.write_bytes(whole)
+    import_claude(memory, tmp_path)
+    assert_as_one_import(memory, tmp_path)
+
+
+def test_root_known_only_from_its_agent_files_starts_at_an_earlier_agent_file_found_later(
+    tmp_path: Path, memory: Engine
+) -> None:
+    """The first import found CHILD's file alone (the root started at its first row, 4);
+    AGENT's file, found by the next, starts at 3: the root starts there, as in one import."""
+    s = two_agents(tmp_path)
+    s.main.unlink()
+    aside = stashed(s.agent_path(AGENT))
+    import_claude(memory, tmp_path)
+    aside.rename(s.agent_path(AGENT))
+    import_claude(memory, tmp_path)
+    assert parse_time(members(memory)[SESSION].started_at) == at(3)
+    assert_as_one_import(memory, tmp_path)

@@ -6,8 +6,9 @@ only because the file ended there: when the file goes on, its conversation goes 
 very moment (a session, with the children that stopped with it), and what would have stopped
 it since is observed again after. A file with no complete row yet (empty, its first line
 being written) is read from its start next time; what the session says of an agent whose own
-file has no row yet waits one import for that row, and a session file with no row yet holds
-its agents' files back one import.
+file has no row yet waits for that row until the session's files change, and a session file
+with no row yet holds its agents' files back until then (an import that finds nothing
+changed journals nothing).
 
 A module of its own because one import of the finished files needs none of it: a mixin of
 :class:`~.claude_session.SessionReader` (resuming, what a file's end stopped, what waits for an
@@ -221,9 +222,10 @@ class Carryover(SessionState):
         first row yet (its parent's result or a notice, written before the agent's first
         row could be read), taken out of their observations and kept for the next run: there
         they follow the agent's own start, as in one run reading the finished files, rather
-        than starting it at its result. The next run observes them whatever it reads,
-        unless the agent's file grew since and still has no complete row (its first row is
-        still being written): they wait on for it."""
+        than starting it at its result. The next run that finds a file of the session
+        changed observes them whatever it reads, unless the agent's file grew since and
+        still has no complete row (its first row is still being written): they wait on for
+        it. A run that finds none changed does not read the session."""
         waiting = self._headless()
         if not waiting:
             return []

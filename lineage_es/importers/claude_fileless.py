@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lineage_es.facts import Fact, Stopped
+from lineage_es.facts import Fact, RootSeen, Stopped
 from lineage_es.hosts.base import parse_time
 from lineage_es.importers.claude_carryover import Carryover
 from lineage_es.importers.claude_session_state import FileState
@@ -63,6 +63,33 @@ class Fileless(Carryover):
         row = {"sessionId": session, "fileless": "on", "since": since.isoformat()}
         self._resume(anchor, 0, row | {"files": self._sizes()}, session, since)
         self.fileless_on = anchor
+
+    def _start_fileless(self) -> None:
+        """Date a root known only from its agents' files from their earliest first row: an
+        agent file found later that starts earlier than any read before (its first rows
+        were not there, or it was) shows the root started there, as one import of all the
+        files has it, and the root is seen then (the domain re-dates its start)."""
+        session = self._fileless_root()
+        if session is None:
+            self.fileless_from = None
+            return
+        firsts = [
+            file.first_at
+            for file in self.files
+            if file.kind != "main" and not file.internal and file.root == session
+            if file.first_at is not None
+        ]
+        if not firsts:
+            return
+        first, known = min(firsts), self.fileless_from
+        if known is not None and first < known:
+            anchor = self._fileless_file(0)
+            row = {"sessionId": session, "fileless": "from", "at": first.isoformat()}
+            seen: list[Fact] = [RootSeen(session)]
+            keyed = row | {"files": self._sizes()}
+            self._emit(anchor, 0, keyed, session, session, seen, at=first, key_suffix="from")
+        if known is None or first < known:
+            self.fileless_from = first
 
     def _end_fileless(self) -> None:
         """Stop a root known only from its agents' files at the last row they hold (each

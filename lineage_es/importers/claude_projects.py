@@ -122,7 +122,9 @@ class _Import:
             files = [f for f in [group.main, *group.agents] if f is not None]
             changed = [f for f in files if not self.ledger.unchanged(f)]
             self.report.unchanged += len(files) - len(changed)
-            if changed or self.ledger.group(group.key).get("held"):
+            # What an earlier run held back waits for a change in the session's files:
+            # an import that finds none observes nothing (as the one before, it holds back).
+            if changed:
                 todo.append(group)
                 sizes.append(sum(f.size - self._offset(f) for f in changed))
         self.progress.begin(sum(sizes))
@@ -160,9 +162,13 @@ class _Import:
 
     def _merge(self, outcome: SessionOutcome) -> None:
         """What one session's reading found goes into the ledger and the report."""
+        # Only what changed: an import that finds nothing new journals nothing, not even
+        # its ledger.
         for rel, entry in outcome.entries.items():
-            self.ledger.put(rel, entry)
-        self.ledger.put_group(outcome.key, outcome.state)
+            if entry != self.ledger.entry(rel):
+                self.ledger.put(rel, entry)
+        if outcome.state != self.ledger.group(outcome.key):
+            self.ledger.put_group(outcome.key, outcome.state)
         found, report = outcome.report, self.report
         report.read += found.read
         report.bytes += found.bytes

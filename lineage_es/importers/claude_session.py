@@ -163,9 +163,10 @@ class SessionReader(Placement, Fileless):
         self.held = list(state.get("held") or ())
         self.released = set()
         self.agent_ids = {agent_of(found) for found in [*group.agents, *group.strays]}
-        self.waited = bool(state.get("waited"))
+        self.waited = state.get("waited")
         self.fileless_stop = parse_time(state.get("fileless"))
         self.fileless_on = None
+        self.fileless_from = parse_time(state.get("fileless_from"))
 
     # -- driving ----------------------------------------------------------------------------
 
@@ -175,9 +176,12 @@ class SessionReader(Placement, Fileless):
         if group.main is not None:
             self._read_file(group.main, 0, "main", session)
         # A session file with no row yet (empty, or its first line still being written)
-        # holds its agents' files back one run: they are read with the session's first rows,
-        # not before them (the session's root would start at its agents' first rows).
-        waiting = self._headless_main() and not self.waited
+        # holds its agents' files back until one of the session's files changes: they are
+        # read with the session's first rows, not before them (the session's root would
+        # start at its agents' first rows). An import that finds nothing changed holds them
+        # back again, as the one before did.
+        files = self._fingerprint()
+        waiting = self._headless_main() and (not self.waited or self.waited == files)
         if not waiting:
             self._fileless_goes_on()
         for rank, found in enumerate(sorted(group.agents, key=lambda f: f.rel), start=1):
@@ -189,6 +193,7 @@ class SessionReader(Placement, Fileless):
         self._place_again()
         self._place_starts()
         self._acting_after_stops()
+        self._start_fileless()
         self._end_fileless()
         self._hold_fileless_root()
         held = self._hold_back()
@@ -199,13 +204,20 @@ class SessionReader(Placement, Fileless):
             "calls": calls_state(self.spawns.calls, open_calls),
             **self._ended(),
             "held": held,
-            "waited": waiting,
+            "waited": files if waiting else None,
             "fileless": self.fileless_stop.isoformat() if self.fileless_stop else None,
+            "fileless_from": self.fileless_from.isoformat() if self.fileless_from else None,
         }
         timed = [item for item in self.timed if item[3].facts]
         return SessionOutcome(
             group.key, timed, self.bytes, self.advanced, self.entries, state, self.report
         )
+
+    def _fingerprint(self) -> dict[str, list[int]]:
+        """The size and time of each of the session's files (what a wait waits to change)."""
+        group = self.group
+        files = [f for f in [group.main, *group.agents] if f is not None]
+        return {f.rel: [f.size, f.mtime] for f in sorted(files, key=lambda f: f.rel)}
 
     def _read_file(self, found: Found, rank: int, kind: str, session: str) -> None:
         if self.ledger.unchanged(found):

@@ -126,11 +126,16 @@ class SessionState:
     released: set[int]
     #: The agents that have a file of their own in this session.
     agent_ids: set[str | None]
-    #: Whether the last run held the agent files back for want of the session's first row.
-    waited: bool
+    #: When the last run held the agent files back for want of the session's first row, the
+    #: size and time of the session's files then (``[size, mtime]`` by path): they are held
+    #: back until one of them changes. ``True`` in a ledger written before (held back once).
+    waited: dict[str, Any] | bool | None
     #: Where a root known only from its agents' files was stopped (their last row), by the
     #: last run or this one (:mod:`.claude_fileless`); ``None`` once its own file speaks.
     fileless_stop: datetime | None
+    #: Where such a root started: the earliest first row its agents' files gave, in the
+    #: last run or this one (:meth:`~.claude_fileless.Fileless._start_fileless`).
+    fileless_from: datetime | None
 
     # -- observations ---------------------------------------------------------------------------
 
