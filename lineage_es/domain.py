@@ -1363,15 +1363,7 @@ class RootLineage(Aggregate):
             self._take_back(found, fact)
         elif node["status"] != LIVE and not _with_root_after(node, at):
             return  # stopped for good, or by a stop of its own this one does not move
-        self._trigger(
-            self.Stopped,
-            at,
-            fact,
-            conversation=found[0],
-            spawn_key=found[1],
-            provisional=provisional,
-            cascade=False,
-        )
+        self._stop_found(found, at, fact, provisional=provisional, cascade=False)
 
     def end_session(self, *, at: datetime, fact: str, provisional: bool = False) -> None:
         """The root's session ended: its live descendants stop with it, deepest first, as
@@ -1400,12 +1392,10 @@ class RootLineage(Aggregate):
                 continue
             node = found[2]
             if node["status"] == LIVE:
-                self._trigger(
-                    self.Stopped,
+                self._stop_found(
+                    found,
                     at,
                     fact,
-                    conversation=found[0],
-                    spawn_key=found[1],
                     provisional=provisional,
                     cascade=found[0] != self.conversation,
                 )
@@ -1481,27 +1471,11 @@ class RootLineage(Aggregate):
             and root.get("provisional")
             and root.get("stopped", "") >= started
         ):
-            self._trigger(
-                self.Stopped,
-                datetime.fromisoformat(root["stopped"]),
-                fact,
-                conversation=found[0],
-                spawn_key=found[1],
-                provisional=True,
-                cascade=True,
-            )
+            self._stop_found(found, root["stopped"], fact, provisional=True, cascade=True)
         elif _final(root):
             # Placed after its root's session ended for good, with no resume since: a start
             # delivered late (hooks run apart). It does not outlive the end: placed, stopped.
-            self._trigger(
-                self.Stopped,
-                at,
-                fact,
-                conversation=found[0],
-                spawn_key=found[1],
-                provisional=False,
-                cascade=True,
-            )
+            self._stop_found(found, at, fact, provisional=False, cascade=True)
 
     def _stop_redated(
         self,
@@ -1548,15 +1522,7 @@ class RootLineage(Aggregate):
         elif stop is None or stop[0] >= went_on:
             return
         if stop is not None:
-            self._trigger(
-                self.Stopped,
-                datetime.fromisoformat(stop[0]),
-                fact,
-                conversation=found[0],
-                spawn_key=found[1],
-                provisional=stop[1],
-                cascade=stop[2],
-            )
+            self._stop_found(found, stop[0], fact, provisional=stop[1], cascade=stop[2])
 
     def _hold(
         self,
@@ -1573,16 +1539,7 @@ class RootLineage(Aggregate):
         every stop and resume it had from ``went_on`` on stands, in the current view and in
         a view replayed up to any time after ``went_on``; a view up to a time between the two
         has it stopped at the end."""
-        self._trigger(
-            self.Stopped,
-            datetime.fromisoformat(end),
-            fact,
-            conversation=found[0],
-            spawn_key=found[1],
-            provisional=False,
-            cascade=True,
-            until=went_on,
-        )
+        self._stop_found(found, end, fact, provisional=False, cascade=True, until=went_on)
         self._trigger(
             self.Resumed, datetime.fromisoformat(went_on), fact, conversation=name, restores=True
         )
@@ -1619,14 +1576,29 @@ class RootLineage(Aggregate):
         self, found: tuple[str | None, str | None, dict[str, Any]], end: str, fact: str
     ) -> None:
         """Stop a descendant for good at its root's session end ``end``."""
+        self._stop_found(found, end, fact, provisional=False, cascade=True)
+
+    def _stop_found(
+        self,
+        found: tuple[str | None, str | None, dict[str, Any]],
+        at: datetime | str,
+        fact: str,
+        *,
+        provisional: bool,
+        cascade: bool,
+        until: str | None = None,
+    ) -> None:
+        """Journal a stop of the node ``found`` (named by its conversation, or by its spawn key
+        while pending) at ``at``."""
         self._trigger(
             self.Stopped,
-            datetime.fromisoformat(end),
+            datetime.fromisoformat(at) if isinstance(at, str) else at,
             fact,
             conversation=found[0],
             spawn_key=found[1],
-            provisional=False,
-            cascade=True,
+            provisional=provisional,
+            cascade=cascade,
+            until=until,
         )
 
     def _take_back(self, found: tuple[str | None, str | None, dict[str, Any]], fact: str) -> None:
