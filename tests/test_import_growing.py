@@ -3,7 +3,9 @@ it leave the history one import of the finished files gives, at every moment."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -153,6 +155,42 @@ def test_session_file_with_no_complete_row_at_the_first_import_holds_its_agents_
     s.main.write_bytes(finished)
     import_claude(memory, tmp_path)
     assert_as_one_import(memory, tmp_path)
+
+
+def abandoned_headless_session(folder: Path) -> Session:
+    """A finished session whose own file was left with half its first row, long ago (the
+    host never completed it), beside its agent's whole file."""
+    s = Session(folder)
+    s.prompt(1)
+    s.spawn(2, "toolu_A")
+    s.prompt(3, "do it", agent=AGENT)
+    s.answer(6, agent=AGENT)
+    s.result(7, "toolu_A", AGENT)
+    s.main.write_bytes(s.main.read_bytes()[:40])
+    hour_ago = time.time() - 3600
+    for path in (s.main, s.agent_path(AGENT)):
+        os.utime(path, (hour_ago, hour_ago))
+    return s
+
+
+def test_session_file_left_with_no_complete_row_does_not_hold_its_agents_back(
+    tmp_path: Path, memory: Engine
+) -> None:
+    s = abandoned_headless_session(tmp_path / "left")
+    import_claude(memory, tmp_path / "left")
+    without = tmp_path / "without"
+    shutil.copytree(tmp_path / "left", without)
+    (without / s.main.relative_to(tmp_path / "left")).unlink()
+    assert AGENT in members(memory)
+    assert answers(memory) == answers(one_import(without))
+
+
+def test_session_file_left_with_no_complete_row_is_not_read_again_unchanged(
+    tmp_path: Path, memory: Engine
+) -> None:
+    abandoned_headless_session(tmp_path)
+    import_claude(memory, tmp_path)
+    assert import_claude(memory, tmp_path).journaled == 0
 
 
 def test_result_read_before_its_agents_first_row_waits_for_that_row(

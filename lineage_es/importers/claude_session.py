@@ -26,6 +26,7 @@ is :mod:`.claude_carryover`'s.
 from __future__ import annotations
 
 import heapq
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -104,6 +105,10 @@ ROW_TYPES = frozenset(
     }
 )
 
+#: Seconds a session file with no complete row yet holds its agents' files back for,
+#: counted from its last write.
+HEADLESS_WAIT = 300
+
 _TAIL_CHECK = 32
 _SESSION_ID = b'"sessionId":"'
 #: The queue entry of a line that may start another session (:func:`_next_session`).
@@ -179,9 +184,15 @@ class SessionReader(Placement, Fileless):
         # holds its agents' files back until one of the session's files changes: they are
         # read with the session's first rows, not before them (the session's root would
         # start at its agents' first rows). An import that finds nothing changed holds them
-        # back again, as the one before did.
+        # back again, as the one before did; once the file has not been written for
+        # HEADLESS_WAIT, its first row is not coming and its agents' files speak for the
+        # root alone (:mod:`.claude_fileless`).
         files = self._fingerprint()
-        waiting = self._headless_main() and (not self.waited or self.waited == files)
+        waiting = (
+            self._headless_main()
+            and self._main_written_lately()
+            and (not self.waited or self.waited == files)
+        )
         if not waiting:
             self._fileless_goes_on()
         for rank, found in enumerate(sorted(group.agents, key=lambda f: f.rel), start=1):
@@ -212,6 +223,13 @@ class SessionReader(Placement, Fileless):
         return SessionOutcome(
             group.key, timed, self.bytes, self.advanced, self.entries, state, self.report
         )
+
+    def _main_written_lately(self) -> bool:
+        """Whether the session file was written within :data:`HEADLESS_WAIT` of now: the
+        host writes a session's first row before any agent's, so one still without it
+        after that was left unfinished."""
+        main = self.group.main
+        return main is not None and time.time_ns() - main.mtime < HEADLESS_WAIT * 1e9
 
     def _fingerprint(self) -> dict[str, list[int]]:
         """The size and time of each of the session's files (what a wait waits to change)."""
