@@ -25,13 +25,14 @@ against something measured in the same run; the walk-based peer's
 figures from the issue (7.2 s to seed, 53 ms per warm family query) are printed beside ours.
 
 Usage: python tools/bench_import.py [--keep DIR] [--tools DIR] [--megabytes 430]
-       [--skip-peers] [--peer-timeout 900]
+       [--skip-peers] [--peer-timeout 900] [--rounds 8]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -262,6 +263,9 @@ def main() -> None:
     parser.add_argument("--megabytes", type=float, default=430.0)
     parser.add_argument("--skip-peers", action="store_true")
     parser.add_argument("--peer-timeout", type=float, default=900.0)
+    parser.add_argument(
+        "--rounds", type=int, default=8, help="paired runs of our process, floor and ccusage"
+    )
     args = parser.parse_args()
     base = args.keep or Path(tempfile.mkdtemp(prefix="lineage-bench-import-"))
     base.mkdir(parents=True, exist_ok=True)
@@ -439,6 +443,45 @@ def run(base: Path, args: argparse.Namespace) -> None:
     print(f"{'measure':<{width}}  {'time':>10}  ratio")
     for name, value, ratio in rows:
         print(f"{name:<{width}}  {value:>10}  {ratio}")
+    native = args.tools / CCUSAGE_NATIVE.replace("@", "-") / "node_modules" / ".bin" / "ccusage"
+    if not args.skip_peers and native.exists():
+        contenders: dict[str, Callable[[], object]] = {
+            "our `lineage import` process": first_process,
+            "the floor, reading alone": lambda: library_floor(0),
+            f"{CCUSAGE_NATIVE} (native build)": lambda: subprocess.run(
+                [str(native), "session", "--json", "--offline"],
+                check=True,
+                capture_output=True,
+                env=dict(os.environ, CLAUDE_CONFIG_DIR=str(projects.parent)),
+            ),
+        }
+        paired(contenders, args.rounds)
+
+
+def paired(contenders: dict[str, Callable[[], object]], rounds: int) -> None:
+    """Run each contender once per round, interleaved, and print wall and CPU seconds (user
+    and system, the process and its children): on a shared machine a neighbour's load or the
+    hypervisor's steal moves wall time from one run to the next, and a multi-threaded peer
+    more than a single-threaded one; CPU seconds move far less, and say what each costs."""
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, run in contenders.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            run()
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            samples[name].append((wall, cpu))
+    print(f"\npaired, interleaved runs ({rounds} rounds): wall and CPU seconds, min / median")
+    width = max(len(name) for name in contenders)
+    for name, runs in samples.items():
+        walls = sorted(w for w, _ in runs)
+        cpus = sorted(c for _, c in runs)
+        print(
+            f"{name:<{width}}  wall {walls[0]:.2f} / {statistics.median(walls):.2f} s"
+            f"  CPU {cpus[0]:.2f} / {statistics.median(cpus):.2f} s"
+        )
 
 
 if __name__ == "__main__":
