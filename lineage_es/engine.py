@@ -206,6 +206,18 @@ def _may_start_root(observation: Observation) -> bool:
     )
 
 
+def _named_parent_root(observation: Observation, unit: _Unit) -> RootLineage | None:
+    """The root of the parent an unrooted requester names for itself, when the journal knows
+    that parent: a header stating its own parent (a Codex depth-2 rollout from before
+    ``session_id``) is placed by that statement, never guessed by order or dropped."""
+    for fact in observation.facts:
+        if isinstance(fact, ChildIdentified) and fact.child == observation.requester:
+            routed = unit.root_of(fact.parent)
+            if routed is not None:
+                return unit.get_root(routed)
+    return None
+
+
 def _may_resume(root: RootLineage, conversation: str) -> bool:
     """Whether a fact of ``conversation`` (an act, a start again, a host's resume of it) may
     resume it: the root always (its own act or resume revives it), any other node only while
@@ -832,6 +844,9 @@ class Engine:
             isinstance(f, SessionEnded) and f.conversation == requester for f in observation.facts
         ):
             return None  # the end of a session never seen: nothing to stop, nobody to bind
+        named = _named_parent_root(observation, unit)
+        if named is not None:
+            return named
         return self._bind_by_order(observation, unit)
 
     @staticmethod

@@ -25,6 +25,7 @@ from eventsourcing.persistence import IntegrityError
 from lineage_es.errors import InputError, LineageError, UnknownConversation
 from lineage_es.facts import Observation
 from lineage_es.import_ledger import ImportLedger, ledger_id
+from lineage_es.projection import PAGE_SIZE, decode
 
 if TYPE_CHECKING:
     from lineage_es.engine import Engine
@@ -302,6 +303,11 @@ def reconcile(engine: Engine, ledger: Ledger, present: set[str], report: ImportR
     (``parent-teardown``): a session whose own file is gone goes with its agents, even when
     their files remain (Claude Code's cleanup leaves ``subagents/`` behind). Deepest first,
     so each conversation of a gone file is recorded as ``gc`` itself.
+
+    Files of the host's other imported folders hold conversations too, when still on disk:
+    Codex archives a thread by moving its rollout to another folder, which is no delete.
+    A gone file whose name lies in such a folder, not imported from there yet, holds what
+    it held until it is.
     """
     report.reconciled = True
     files = ledger.files
@@ -310,22 +316,36 @@ def reconcile(engine: Engine, ledger: Ledger, present: set[str], report: ImportR
     if not gone:
         return
     engine.catch_up()
-    holders: dict[str, list[str]] = {}
+    others = _other_folders(engine, ledger)
+    moved = {rel for rel in gone if _moved_to(rel, others)}
+    # Each conversation of a gone file with every file that holds it, here or in another
+    # folder of the host: what that file owns, and whether it is still on disk.
+    holders: dict[str, list[tuple[Any, bool]]] = {}
     for rel in gone:
         for conversation in files[rel].get("owns") or ():
             holders.setdefault(conversation, [])
     for rel, entry in files.items():
-        for conversation in entry.get("owns") or ():
+        owns = entry.get("owns") or ()
+        here = rel in present or rel in moved or not _listed(rel, unlisted)
+        for conversation in owns:
             if conversation in holders:
-                holders[conversation].append(rel)
+                holders[conversation].append((owns, here))
+    for folder, entries in others:
+        for rel, entry in entries.items():
+            owns = entry.get("owns") or ()
+            wanted = [conversation for conversation in owns if conversation in holders]
+            if wanted:
+                there = _on_disk(os.path.join(folder, *rel.split("/")))
+                for conversation in wanted:
+                    holders[conversation].append((owns, there))
     doomed: list[tuple[int, str]] = []
-    for conversation, rels in holders.items():
+    for conversation, held in holders.items():
         row = engine.queries.find(conversation, ledger.host)
         if row is None or row.status == "deleted":
             continue
-        speakers = [r for r in rels if row.parent not in (files[r].get("owns") or ())]
-        holding = speakers or rels  # a child no file speaks for is held by those naming it
-        if any(r in present or not _listed(r, unlisted) for r in holding):
+        speakers = [h for h in held if row.parent not in h[0]]
+        holding = speakers or held  # a child no file speaks for is held by those naming it
+        if any(on_disk for _, on_disk in holding):
             report.kept.append(conversation)
         else:
             doomed.append((row.depth, conversation))
@@ -347,6 +367,63 @@ def reconcile(engine: Engine, ledger: Ledger, present: set[str], report: ImportR
     taken = set(report.cascaded)
     report.kept = [conversation for conversation in report.kept if conversation not in taken]
     ledger.forget(gone)
+
+
+def _other_folders(engine: Engine, ledger: Ledger) -> list[tuple[str, dict[str, Any]]]:
+    """Every other folder imported for ``ledger``'s host, with its ledger's entries: a file
+    moved there (Codex archives a thread by moving its rollout to ``archived_sessions``)
+    still holds what it held. Found by the ledgers' opening events, the only record of
+    which folders were imported."""
+    recorder = engine.app.recorder
+    folders: list[str] = []
+    position = 0
+    while True:
+        page = recorder.select_notifications(
+            start=position,
+            limit=PAGE_SIZE,
+            topics=[ImportLedger.Created.TOPIC],
+            inclusive_of_start=False,
+        )
+        if not page:
+            break
+        for notification in page:
+            event = decode(notification)
+            state = event.state if event is not None else {}
+            folder = state.get("folder")
+            if state.get("host") == ledger.host and folder not in (None, ledger.folder):
+                folders.append(str(folder))
+        position = page[-1].id
+    found: list[tuple[str, dict[str, Any]]] = []
+    for folder in folders:
+        try:
+            other: ImportLedger = engine.app.repository.get(ledger_id(ledger.host, folder))
+        except AggregateNotFoundError:
+            continue
+        found.append((folder, other.files))
+    return found
+
+
+def _moved_to(rel: str, others: list[tuple[str, dict[str, Any]]]) -> bool:
+    """Whether a file of that name lies in another imported folder, at the same path or at
+    its top (``archived_sessions`` is flat), though not imported from there yet: until it
+    is, it is taken to hold what the gone file held."""
+    name = rel.rsplit("/", 1)[-1]
+    return any(
+        _on_disk(os.path.join(folder, name)) or _on_disk(os.path.join(folder, *rel.split("/")))
+        for folder, _ in others
+    )
+
+
+def _on_disk(path: str) -> bool:
+    """Whether ``path`` exists; a path that cannot be looked at (a folder without search
+    permission) counts as there: only a file known gone lets its conversations go."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def count_gone(ledger: Ledger, present: set[str], report: ImportReport) -> None:
