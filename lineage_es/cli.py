@@ -7,7 +7,9 @@ and prints the answer. Errors print their reason and exit with status 2, never a
 from __future__ import annotations
 
 import functools
+import os
 import sys
+import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,14 +62,21 @@ def host_option(func: F) -> F:
 
 
 def reports_errors(func: F) -> F:
-    """Turn every failure into its reason on stderr and exit status 2."""
+    """Turn every failure into its reason on stderr and exit status 2; a warning meant for
+    the user into one plain line (no line of our source); a reader that stopped reading
+    (``| head``) into a quiet exit 0, as when the output fitted in the pipe before it did."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                return func(*args, **kwargs)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:
+            _silence_stdout()
+            raise click.exceptions.Exit(0) from None
         except AmbiguousConversation as exc:
             raise click.ClickException(
                 f"{exc}: say which with --host {exc.hosts[0] if exc.hosts else 'HOST'}"
@@ -78,6 +87,36 @@ def reports_errors(func: F) -> F:
             raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
 
     return wrapper  # type: ignore[return-value]
+
+
+_python_show_warning = warnings.showwarning
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """A ``UserWarning`` is advice for whoever runs the command (``chmod 600 …``): print it
+    as such. Other categories are for developers and keep Python's form, location and all."""
+    if issubclass(category, UserWarning):
+        click.echo(f"warning: {message}", err=True)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at devnull: what is still buffered for the reader that left would fail
+    again when Python flushes it at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a real file (a test runner's): nothing to flush
+        pass
 
 
 click.ClickException.exit_code = 2
@@ -628,13 +667,14 @@ def journal_rebuild(store: str | None) -> None:
     """Throw the tree view away and rebuild it from the journal, with a progress bar.
 
     The new view is built apart and swapped in at once: other processes answer from the old
-    one until then.
+    one until then. A SQLite file that does not exist is refused, not created: a view is
+    rebuilt from a journal that is there.
 
     \b
     Example:
       lineage journal rebuild --store sqlite:///journal.sqlite
     """
-    with open_store(store) as engine:
+    with open_store(store, create=False) as engine:
         total = engine.position()
         with click.progressbar(length=total, label="rebuilding", file=sys.stderr) as bar:
             count = engine.rebuild(progress=bar.update)

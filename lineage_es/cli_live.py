@@ -8,6 +8,7 @@ Each is thin over a library module (:mod:`lineage_es.hook`, :mod:`lineage_es.hoo
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -100,7 +101,12 @@ def dry_run_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--store",
     default=None,
-    help="Make the hooks write to this store instead of their default. " + base.STORE_HELP,
+    callback=lambda ctx, param, value: _hook_store(value),
+    help="Write this store into the hook command: sqlite:///PATH (made absolute) or "
+    "postgresql://USER@HOST:PORT/DB; memory:// is refused (each hook is a process of its "
+    "own). Without it the command names no store: each hook uses $LINEAGE_STORE of the "
+    "host's environment when the hook runs, else the SQLite journal in your data dir "
+    "(~/.local/share/lineage-es/journal.sqlite); $LINEAGE_STORE set here is not read.",
 )
 @click.option(
     "--record",
@@ -129,6 +135,13 @@ def install_hooks(
     """
     from lineage_es.hook_config import hook_command, install
 
+    if store is None and os.environ.get("LINEAGE_STORE"):
+        click.echo(
+            "note: $LINEAGE_STORE is set here but not written into the hooks: they read it "
+            "from the host's environment when they run; to pin this store, add "
+            '--store "$LINEAGE_STORE"',
+            err=True,
+        )
     for host in hosts:
         command = hook_command(host, store=store, record=record)
         change = install(host, scope, command=command, dry_run=dry_run)  # type: ignore[arg-type]
@@ -140,6 +153,19 @@ def install_hooks(
                 "in ~/.codex/config.toml)",
                 err=True,
             )
+
+
+def _hook_store(value: str | None) -> str | None:
+    """Refuse, before anything is written, a store no hook could keep anything in: every
+    hook would fail later, and say so only in hook.log."""
+    from lineage_es.hook_config import HookConfigError, hook_store
+
+    if value is None:
+        return None
+    try:
+        return hook_store(value)
+    except HookConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--store'") from None
 
 
 @click.command("uninstall-hooks")

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from lineage_es.errors import LineageError
+from lineage_es.errors import LineageError, StoreError
 from lineage_es.stores import parse_store_url
 
 Scope = Literal["user", "project"]
@@ -139,10 +139,31 @@ def hook_command(
     _check_host(host)
     words = [str(Path(python or sys.executable).absolute()), "-m", "lineage_es.hook", host]
     if store is not None:
-        words += ["--store", parse_store_url(store).url if store.startswith("sqlite:") else store]
+        words += ["--store", hook_store(store)]
     if record is not None:
         words += ["--record", str(record.expanduser().absolute())]
     return f"{shlex.join(words)} {MARKER}"
+
+
+def hook_store(store: str) -> str:
+    """``store`` as a hook command carries it (a SQLite path made absolute), refused when no
+    hook could keep anything in it: a URL the store parser refuses (every hook would fail,
+    logged only to hook.log), or ``memory://`` (each hook is a process of its own, and its
+    memory goes with it)."""
+    wanted = "give sqlite:///PATH or postgresql://USER@HOST:PORT/DB"
+    try:
+        location = parse_store_url(store)
+    except StoreError as exc:
+        if store.partition(":")[0] in ("sqlite", "postgresql", "postgres"):
+            raise HookConfigError(str(exc)) from None  # the parser says what is wrong in it
+        # Not the parser's own advice, which offers memory:// too.
+        raise HookConfigError(f"{store!r} is not a store URL a hook can use; {wanted}") from None
+    if location.kind == "memory":
+        raise HookConfigError(
+            f"{store!r} keeps nothing for hooks: each hook is a process of its own and its "
+            f"memory goes when it exits; {wanted}"
+        )
+    return location.url
 
 
 def is_ours(command: object) -> bool:

@@ -145,11 +145,7 @@ def prepare_sqlite_file(path: Path, *, create: bool = True) -> None:
         if not path.exists():
             fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
             os.close(fd)
-        elif stat.S_IMODE(path.stat().st_mode) & 0o077:
-            warnings.warn(
-                f"store file {path} is readable by other users; run: chmod 600 {path}",
-                stacklevel=3,
-            )
+        found = path.stat()
     except OSError as exc:
         raise StoreError(f"cannot create the store at {path}: {exc.strerror}") from None
     # What SQLite itself checks first: a database file is empty or starts with its header
@@ -161,6 +157,14 @@ def prepare_sqlite_file(path: Path, *, create: bool = True) -> None:
         raise StoreError(f"cannot open the store at {path}: {exc.strerror}") from None
     if header and header != SQLITE_HEADER:
         raise StoreError(f"{path} is not a SQLite journal: file is not a database")
+    # The advice is for a journal the user can chmod: a regular file of their own (a folder,
+    # another user's file or one that is no journal gets the error above, or none).
+    owner = getattr(os, "getuid", lambda: found.st_uid)()
+    if stat.S_ISREG(found.st_mode) and found.st_uid == owner and found.st_mode & 0o077:
+        warnings.warn(
+            f"store file {path} is readable by other users; run: chmod 600 {path}",
+            stacklevel=3,
+        )
 
 
 class _DurablePool(SQLiteConnectionPool):

@@ -136,6 +136,11 @@ def _run(
     from lineage_es.replay.report import render, render_update
 
     if update_path is not None:
+        folder = update_path.parent
+        if not folder.is_dir():
+            # Say so before replaying, naming the user's path, not the file written beside it.
+            why = "is not a folder" if folder.exists() else "does not exist"
+            raise LineageError(f"cannot write {update_path}: folder {folder} {why}")
         update = update_expected(transcript, update_path, host=host, store=store)
         click.echo(render_update(update, fmt))
         return EXIT_OK
