@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lineage_es import stores
 from lineage_es.cli import main
 from lineage_es.engine import open_engine
 from lineage_es.errors import StoreError
@@ -169,7 +168,7 @@ def test_a_file_of_another_user_gets_no_chmod_advice(
 ) -> None:
     path = tmp_path / "journal.sqlite"
     path.chmod(0o644)
-    monkeypatch.setattr(stores.os, "getuid", lambda: path.stat().st_uid + 1, raising=False)
+    monkeypatch.setattr(os, "getuid", lambda: path.stat().st_uid + 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         prepare_sqlite_file(path, create=False)

@@ -62,7 +62,7 @@ def test_depth_two_child_without_session_id_is_stopped_by_its_own_turn_end(
     import_codex(memory, tmp_path)
     grandchild = family(memory)[GRANDCHILD]
     assert grandchild.status == "stopped"
-    assert grandchild.stopped_at.startswith("2026-09-03T08:00:10")
+    assert (grandchild.stopped_at or "").startswith("2026-09-03T08:00:10")
 
 
 def test_named_parent_wins_over_an_open_spawn_of_an_unrelated_root(
