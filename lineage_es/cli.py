@@ -221,7 +221,9 @@ def tree(
 
     Marks: ● live ○ stopped; ✓ confirmed, ✎ from a transcript, · from the registry,
     ? inferred by ordering; then depth, status and age. --at and --position travel back in
-    time; --watch keeps drawing the live forest as hooks report (JSON: one line per drawing).
+    time, ages counted from the moment shown (--at's time; for --position, the time the
+    journal had reached there, else now); --watch keeps drawing the live forest as hooks
+    report (JSON: one line per drawing).
 
     \b
     Examples:
@@ -230,6 +232,7 @@ def tree(
     """
     if watch and (at_time is not None or position is not None):
         raise click.UsageError("--watch draws the live forest; it cannot go with --at/--position")
+    moment: datetime | None = None  # the moment ages are counted from; None: now
     with open_store(store, create=False, waits=watch) as engine:
         if watch:
             from lineage_es.cli_live import use_color, watch_loop
@@ -253,14 +256,32 @@ def tree(
                 )
             queries = engine.as_of(position=position, time=when)
             forest = queries.forest(host, include_stopped=include_stopped, root=conversation)
+            moment = when if when is not None else _position_time(engine, position or 0)
         else:
             forest = engine.forest(host, include_stopped=include_stopped, root=conversation)
     from lineage_es.cli_live import use_color
 
-    _draw(forest, fmt, color=use_color())
+    _draw(forest, fmt, color=use_color(), now=moment)
 
 
-def _draw(forest: Any, fmt: str, *, color: bool = False, compact: bool = False) -> None:
+def _position_time(engine: Engine, position: int) -> datetime | None:
+    """The moment a tree as of journal ``position`` shows, for its ages: the latest time of
+    the entries up to it (a page back at most; an index entry may carry an earlier time than
+    the event before it). ``None`` when none has a time: ages are then counted from now."""
+    stamp = ""
+    for event in engine.journal(start=max(0, position - 100), stop=position):
+        stamp = max(stamp, event.timestamp)
+    return datetime.fromisoformat(stamp) if stamp else None
+
+
+def _draw(
+    forest: Any,
+    fmt: str,
+    *,
+    color: bool = False,
+    compact: bool = False,
+    now: datetime | None = None,
+) -> None:
     if fmt == "json":
         data = dumps_deep(forest_data(forest)) if compact else forest_json(forest)
         click.echo(data.decode())
@@ -269,7 +290,7 @@ def _draw(forest: Any, fmt: str, *, color: bool = False, compact: bool = False) 
     elif fmt == "dot":
         click.echo(forest_dot(forest))
     else:
-        click.echo(forest_text(forest, color=color))
+        click.echo(forest_text(forest, now=now, color=color))
         if compact and not color:
             click.echo("")
 
@@ -292,7 +313,9 @@ def show(conversation: str, host: str | None, store: str | None) -> None:
 
     Fields: root and parent (null for a root), depth (0 for a root), resolution (how the
     parent is known: native, confirmed, transcript, registry, inferred), subagent (the host's
-    own id and type for it), host, and tree (the live tree around it, children nested).
+    own id and type for it), host, and tree (the live tree around it, children nested); name
+    once renamed, and "ambiguous": true on a child (and a tree node) placed under its root
+    with no parent edge.
 
     \b
     Examples:
@@ -382,13 +405,16 @@ def provenance(sender: str, recipient: str, host: str | None, store: str | None)
 
 
 def _members_table(members: tuple[Any, ...], with_relation: bool) -> None:
+    """One line a member; a child placed ambiguous ends with `` ambiguous``, as ``tree``
+    draws it, so its ``parent=-`` is not read as a root's."""
     for m in members:
         name = f' "{safe_id(m.name)}"' if m.name else ""
         rel = f"{m.relation:<10} " if with_relation else ""
         parent = safe_id(m.parent) if m.parent else "-"
+        flag = " ambiguous" if m.ambiguous else ""
         click.echo(
             f"{rel}{'  ' * m.depth}{safe_id(m.conversation)}{name}  depth={m.depth} "
-            f"status={m.status} parent={parent} resolution={m.resolution}"
+            f"status={m.status} parent={parent} resolution={m.resolution}{flag}"
         )
 
 
@@ -402,7 +428,8 @@ def family(root: str, as_json: bool, host: str | None, store: str | None) -> Non
     """List every node of ROOT's family that is not deleted, with depth, name, status.
 
     One line a node, indented by depth: id, "name", depth, status, parent (- for the root)
-    and resolution (how the parent is known). ROOT may be any node of the family.
+    and resolution (how the parent is known), then "ambiguous" for a child placed under the
+    root with no parent edge (JSON: "ambiguous": true). ROOT may be any node of the family.
 
     \b
     Examples:

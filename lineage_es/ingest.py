@@ -21,6 +21,7 @@ from lineage_es.engine import Engine
 from lineage_es.errors import InputError, PayloadError
 from lineage_es.facts import Observation
 from lineage_es.hosts import adapter, detect
+from lineage_es.lines import MAX_LINE_BYTES, numbered_lines
 from lineage_es.replay.inputs import (
     BadRow,
     ObservationRow,
@@ -152,9 +153,17 @@ def _observations(
     on as if the bad line were absent. An agent sidecar the transcript reader cannot read is
     reported and skipped alike (a :class:`BadRow` naming no line). Any other failure that
     names no line (an unreadable file, a recording of another host than ``--host``) ends the
-    file."""
+    file. A file with lines but none a JSON object has each reported as a bad line, as
+    ``lineage-replay`` names its first, never called empty."""
     try:
-        for item in read_rows(path, host=host, lenient=True):
+        rows = read_rows(path, host=host, lenient=True)
+    except InputError as exc:
+        bad = _only_bad_lines(path)
+        report.failures.extend(bad or [str(exc)])
+        report.bad_lines += len(bad)
+        return
+    try:
+        for item in rows:
             if isinstance(item, BadRow):
                 report.failures.append(str(item.error))
                 report.bad_lines += 1
@@ -173,3 +182,27 @@ def _observations(
                 on_row()
     except InputError as exc:
         report.failures.append(str(exc))
+
+
+def _only_bad_lines(path: Path) -> list[str]:
+    """Each line of ``path`` that is not blank, with its place and why it is not a JSON
+    object, when none is one (a file its form cannot be told from); nothing when some line
+    is one, or every line is blank (the file is empty)."""
+    bad: list[tuple[int, str]] = []
+
+    def overlong(error: InputError) -> None:
+        bad.append((error.line or 0, str(error)))
+
+    try:
+        for number, line in numbered_lines(path, MAX_LINE_BYTES, overlong=overlong):
+            if not line.strip():
+                continue
+            try:
+                parse_line(path, number, line)
+            except InputError as exc:
+                bad.append((number, str(exc)))
+                continue
+            return []
+    except OSError:
+        return []
+    return [message for _, message in sorted(bad)]

@@ -34,6 +34,8 @@ class Peer:
     """Another node as a caller sees it in its tree.
 
     ``conversation`` is the spawn key while the child's own conversation is not known yet.
+    ``ambiguous``: placed under its root with no parent edge (spawns of different parents
+    were open), so a reader can tell it from the root, whose ``parent`` is null too.
     """
 
     conversation: str
@@ -42,6 +44,7 @@ class Peer:
     resolution: Resolution
     parent: str | None = None
     subagent: Subagent | None = None
+    ambiguous: bool = False
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Peer:
@@ -52,6 +55,7 @@ class Peer:
             resolution=data["resolution"],
             parent=data.get("parent"),
             subagent=Subagent.from_json(data.get("subagent")),
+            ambiguous=data.get("ambiguous", False),
         )
 
 
@@ -78,7 +82,9 @@ class LineageTree:
 @dataclass(frozen=True, slots=True)
 class AgentLineage:
     """Where a request stands: its conversation, root, parent, depth, how that is known, and
-    the tree around it when the registry placed it (``tree`` is ``None`` otherwise)."""
+    the tree around it when the registry placed it (``tree`` is ``None`` otherwise); its
+    display name once renamed, and whether it sits under its root with no parent edge
+    (``ambiguous``, as the tree marks it)."""
 
     conversation: str
     root: str
@@ -88,6 +94,15 @@ class AgentLineage:
     subagent: Subagent | None = None
     tree: LineageTree | None = None
     host: str | None = None
+    name: str | None = None
+    ambiguous: bool = False
+
+    def __post_init__(self) -> None:
+        """A lineage that names a parent is not ambiguous: an answer that takes a parent
+        stated elsewhere over an ambiguous placement (``Engine.resolve``, by
+        ``dataclasses.replace``) must not keep the flag."""
+        if self.ambiguous and self.parent is not None:
+            object.__setattr__(self, "ambiguous", False)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AgentLineage:
@@ -100,6 +115,8 @@ class AgentLineage:
             subagent=Subagent.from_json(data.get("subagent")),
             tree=LineageTree.from_json(data.get("tree")),
             host=data.get("host"),
+            name=data.get("name"),
+            ambiguous=data.get("ambiguous", False),
         )
 
 
@@ -152,7 +169,8 @@ class Provenance:
 
 @dataclass(frozen=True, slots=True)
 class Member:
-    """One node of a family, as ``family(root)`` and ``agents(as_=X)`` list it."""
+    """One node of a family, as ``family(root)`` and ``agents(as_=X)`` list it;
+    ``ambiguous`` as :class:`Peer` has it."""
 
     conversation: str
     root: str
@@ -165,6 +183,7 @@ class Member:
     subagent: Subagent | None = None
     stopped_at: str | None = None
     relation: Relation | None = None
+    ambiguous: bool = False
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Member:
@@ -180,6 +199,7 @@ class Member:
             subagent=Subagent.from_json(data.get("subagent")),
             stopped_at=data.get("stopped_at"),
             relation=data.get("relation"),
+            ambiguous=data.get("ambiguous", False),
         )
 
 
@@ -235,9 +255,12 @@ def to_json(value: Any) -> Any:
         return value
     names = _FIELD_NAMES.get(kind)
     if names is not None:
+        sparse = _SPARSE_FIELDS.get(kind, ())
         out: dict[str, Any] = {}
         for name in names:
             item = getattr(value, name)
+            if name in sparse and (item is None or item is False):
+                continue
             out[name] = item if type(item) in _SCALARS else to_json(item)
         return out
     if kind is tuple or kind is list:
@@ -256,4 +279,13 @@ def to_json(value: Any) -> Any:
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {
     cls: tuple(f.name for f in fields(cls))
     for cls in (Subagent, Peer, LineageTree, AgentLineage, Chain, Provenance, Member, ForestNode)
+}
+
+#: Fields written only when set (true, or not null), as the tree's JSON writes
+#: ``ambiguous``: a flag most nodes lack, added after answers had their shape, so every
+#: answer without it reads as it always did.
+_SPARSE_FIELDS: dict[type, frozenset[str]] = {
+    Peer: frozenset({"ambiguous"}),
+    AgentLineage: frozenset({"name", "ambiguous"}),
+    Member: frozenset({"ambiguous"}),
 }

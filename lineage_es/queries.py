@@ -55,6 +55,7 @@ def peer_of(row: NodeRow) -> Peer:
         resolution=row.resolution,  # type: ignore[arg-type]
         parent=row.parent,
         subagent=_subagent(row),
+        ambiguous=row.ambiguous,
     )
 
 
@@ -67,6 +68,7 @@ def _peer_signature(row: NodeRow) -> tuple[object, ...]:
         row.parent,
         row.subagent_id,
         row.agent_type,
+        row.ambiguous,
     )
 
 
@@ -206,6 +208,8 @@ class Queries:
             subagent=_subagent(row),
             tree=tree,
             host=row.host,
+            name=row.name,
+            ambiguous=row.ambiguous,
         )
 
     def tree_for(self, conversation: str, host: str | None = None) -> LineageTree | None:
@@ -375,6 +379,7 @@ class Queries:
             subagent=_subagent(row),
             stopped_at=row.stopped_at,
             relation=relation,
+            ambiguous=row.ambiguous,
         )
 
     def forest(

@@ -176,8 +176,10 @@ def forest_text(
     forest: tuple[ForestNode, ...], *, now: datetime | None = None, color: bool = False
 ) -> str:
     """A unicode tree, one node a line: status mark, id, type, depth, status, age and how
-    its placement is known (✓ confirmed, ✎ transcript, · registry, ? inferred). ``color``
-    adds terminal colours: the caller asks for them only when writing to a terminal."""
+    its placement is known (✓ confirmed, ✎ transcript, · registry, ? inferred). Ages count
+    up to ``now``: the moment the forest shows (a time-travelling tree's, not the clock's;
+    default the current time). ``color`` adds terminal colours: the caller asks for them
+    only when writing to a terminal."""
     moment = now or datetime.now(UTC)
     lines: list[str] = []
 

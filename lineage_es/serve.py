@@ -1,10 +1,11 @@
 """A small read-only HTTP JSON API over the engine, for runtimes written in other languages.
 
 ``GET /tree``, ``/lineage/{id}``, ``/relation?a=&b=``, ``/chain/{id}`` answer what the
-``lineage`` command answers, as JSON. Nothing can be written through it. It listens on the
-loopback address unless told otherwise, and on loopback it also refuses requests whose
-``Host`` header names another machine (a web page cannot reach it by DNS rebinding) and sends
-no CORS headers (a web page cannot read its answers).
+``lineage`` command answers, as JSON; a query parameter an endpoint does not take, or a value
+it cannot read, is a 400 naming it (never ignored). Nothing can be written through it. It
+listens on the loopback address unless told otherwise, and on loopback it also refuses
+requests whose ``Host`` header names another machine (a web page cannot reach it by DNS
+rebinding) and sends no CORS headers (a web page cannot read its answers).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -34,10 +36,23 @@ DEFAULT_PORT = 7421
 HOSTS = ("claude", "codex", "cursor")
 
 ENDPOINTS = {
-    "/tree": "the live forest: ?all=1 adds stopped nodes (0/1, false/true), ?host=H, ?root=R",
+    "/tree": (
+        "the live forest: ?all=1 adds stopped nodes (0/1, false/true), ?host=H, ?root=R; "
+        "?at=ISO-8601 time or ?position=N: as it was then"
+    ),
     "/lineage/{id}": "a conversation's lineage and live tree (?host=H)",
     "/relation?a=A&b=B": "what A is to B (?host=H)",
     "/chain/{id}": "the delegation chain up to the root (?host=H)",
+}
+
+#: The query parameters each endpoint (as :func:`_endpoint` names it) takes: any other is a
+#: 400, so a typo (``?al=1``) is not answered as if it were absent.
+PARAMETERS: dict[str, tuple[str, ...]] = {
+    "/": (),
+    "/tree": ("all", "host", "root", "at", "position"),
+    "/lineage/": ("host",),
+    "/chain/": ("host",),
+    "/relation": ("a", "b", "host"),
 }
 
 
@@ -72,13 +87,25 @@ def answer(engine: Engine, target: str) -> Any:
     parts = urlsplit(target)
     query = parse_qs(parts.query, keep_blank_values=True)
     path = parts.path
+    endpoint = _endpoint(path)
+    _known(query, endpoint)
     host = _host(query)
-    if path in ("", "/"):
+    if endpoint == "/":
         return {"endpoints": ENDPOINTS}
     if path == "/tree":
         include = _flag(query, "all")
         root = _one(query, "root")
-        forest = engine.forest(host, include_stopped=include, root=root)
+        at, position = _time(query, "at"), _position(query, "position")
+        if position is not None and position > (last := engine.position()):
+            raise ApiError(
+                HTTPStatus.BAD_REQUEST,
+                f"position {position} is past the journal's end: its last position is {last}",
+            )
+        if at is None and position is None:
+            forest = engine.forest(host, include_stopped=include, root=root)
+        else:
+            queries = engine.as_of(position=position, time=at)
+            forest = queries.forest(host, include_stopped=include, root=root)
         return Encoded(dumps_deep(forest_data(forest)))
     if path.startswith("/lineage/"):
         return to_json(engine.lineage(_id(path, "/lineage/"), host))
@@ -90,6 +117,53 @@ def answer(engine: Engine, target: str) -> Any:
             raise ApiError(HTTPStatus.BAD_REQUEST, "give both conversations: /relation?a=A&b=B")
         return {"a": a, "b": b, "relation": engine.relation(a, b, host)}
     raise ApiError(HTTPStatus.NOT_FOUND, f"no such endpoint {path!r}; try /")
+
+
+def _endpoint(path: str) -> str:
+    """The endpoint ``path`` asks for, as :data:`PARAMETERS` names it; 404 for none."""
+    if path in ("", "/"):
+        return "/"
+    for endpoint in list(PARAMETERS)[1:]:  # "/" itself is a prefix of every path
+        if path == endpoint or (endpoint.endswith("/") and path.startswith(endpoint)):
+            return endpoint
+    raise ApiError(HTTPStatus.NOT_FOUND, f"no such endpoint {path!r}; try /")
+
+
+def _known(query: dict[str, list[str]], endpoint: str) -> None:
+    """Refuse the first parameter ``endpoint`` does not take, naming it and what it takes."""
+    known = PARAMETERS[endpoint]
+    for key in query:
+        if key not in known:
+            takes = f"it takes {', '.join(known)}" if known else "it takes none"
+            raise ApiError(
+                HTTPStatus.BAD_REQUEST, f"unknown parameter {key!r} for {endpoint}: {takes}"
+            )
+
+
+def _time(query: dict[str, list[str]], key: str) -> datetime | None:
+    """An ISO-8601 time, read as ``lineage tree --at`` reads it (no zone: UTC)."""
+    value = _one(query, key)
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+    except ValueError:
+        raise ApiError(
+            HTTPStatus.BAD_REQUEST, f"{key} must be an ISO-8601 time, not {value!r}"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _position(query: dict[str, list[str]], key: str) -> int | None:
+    """A journal position: a whole number, 0 or more (ASCII digits only)."""
+    value = _one(query, key)
+    if value is None:
+        return None
+    if not (value.isascii() and value.isdigit()):
+        raise ApiError(
+            HTTPStatus.BAD_REQUEST, f"{key} must be a journal position (0 or more), not {value!r}"
+        )
+    return int(value)
 
 
 def _one(query: dict[str, list[str]], key: str) -> str | None:

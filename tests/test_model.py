@@ -64,6 +64,26 @@ def test_a_lineage_without_a_tree_round_trips_as_null() -> None:
     assert data["tree"] is None and AgentLineage.from_json(data) == bare
 
 
+def test_a_named_ambiguous_lineage_round_trips_through_json() -> None:
+    flagged = dataclasses.replace(LINEAGE, parent=None, name="scout", ambiguous=True)
+    assert AgentLineage.from_json(round_trip(flagged)) == flagged
+
+
+def test_a_lineage_without_a_name_or_flag_writes_neither_key() -> None:
+    assert {"name", "ambiguous"}.isdisjoint(to_json(LINEAGE))
+
+
+def test_a_lineage_that_names_a_parent_is_not_ambiguous() -> None:
+    assert not dataclasses.replace(LINEAGE, parent="r", ambiguous=True).ambiguous
+
+
+def test_an_ambiguous_peer_and_member_round_trip_with_the_flag() -> None:
+    peer = dataclasses.replace(PEER, parent=None, ambiguous=True)
+    member = Member("x", "r", 1, "live", "inferred", "t", ambiguous=True)
+    assert round_trip(peer)["ambiguous"] is True and Peer.from_json(round_trip(peer)) == peer
+    assert Member.from_json(round_trip(member)) == member
+
+
 def test_a_chain_round_trips_through_json() -> None:
     chain = Chain(("b", "a"), complete=False, unresolved="x")
     assert Chain.from_json(orjson.loads(orjson.dumps(to_json(chain)))) == chain

@@ -84,6 +84,14 @@ def test_meta_places_a_thread_left_ambiguous_under_its_stated_parent(ambiguous: 
     assert lineage.tree is not None
 
 
+def test_a_thread_placed_under_its_stated_parent_is_no_longer_marked_ambiguous(
+    ambiguous: Engine,
+) -> None:
+    assert ambiguous.lineage(G, "codex").ambiguous
+    lineage = ambiguous.resolve("codex", meta(G, B))
+    assert lineage is not None and not lineage.ambiguous
+
+
 def test_meta_corrects_a_parent_inferred_wrongly_by_spawn_order(misplaced: Engine) -> None:
     lineage = misplaced.resolve("codex", meta(G, B))
     assert lineage is not None
