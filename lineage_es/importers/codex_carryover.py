@@ -118,13 +118,14 @@ class Carry:
             tree = self.tree(item.root)
             tree.changed = True
             when = min(item.stop, item.at) if item.at is not None else item.stop
-            _, later = tree.own.pop(item.thread, [None, []])
+            own = tree.own.pop(item.thread, None)
+            later: Later = own[1] if own is not None else []
             facts: list[Fact] = [Acted(item.thread)]
             if item.thread == item.root:
                 ended = tree.ended
                 tree.ended = None
-                for own in tree.own.values():
-                    own[1] = [pair for pair in own[1] if pair[1] != "root"]
+                for kept in tree.own.values():
+                    kept[1] = [pair for pair in kept[1] if pair[1] != "root"]
                 children = ended[1] if ended is not None else {}
                 for child in sorted(children):
                     # A thread resumed since by another file's row stands live: stopped first,
@@ -133,7 +134,7 @@ class Carry:
                 timed.append(self._timed(item, item.thread, when, facts, "resume"))
                 for child, steps in sorted(children.items()):
                     timed.extend(self._again(item, tree, child, steps, going))
-            else:
+            elif own is not None:  # otherwise its file's end stopped nothing (it stood stopped)
                 facts.insert(0, Stopped(conversation=item.thread))
                 timed.append(self._timed(item, item.thread, when, facts, "resume"))
                 timed.extend(self._again(item, tree, item.thread, later, going))
@@ -202,16 +203,17 @@ class Carry:
         provisional stops ``stops`` made, with the threads a root's stopped (as journaled),
         and note what happened after each stop still in place."""
         by_observation = {id(stop.observation): stop for stop in stops}
-        keys = {stop.observation.key: stop for stop in stops if stop.thread == stop.root}
-        cascades: dict[str, set[str]] = {key: set() for key in keys}
-        if keys:
+        # What each stop's observation stopped, as journaled: a root's stop, the threads below
+        # it; a child's, the child itself unless it stood stopped already.
+        journaled: dict[str, set[str]] = {stop.observation.key: set() for stop in stops}
+        if journaled:
             for event in engine.journal(before):
                 state = event.state
                 key = state.get("fact")
-                if key in cascades and event.topic.endswith(".Stopped"):
+                if key in journaled and event.topic.endswith(".Stopped"):
                     conversation = state.get("conversation")
                     if isinstance(conversation, str):
-                        cascades[key].add(conversation)
+                        journaled[key].add(conversation)
         for when, _, _, observation in timed:
             requester = observation.requester
             if requester is None or id(observation) in self.again:
@@ -228,24 +230,30 @@ class Carry:
                     and fact.conversation == stop.thread
                     and fact.provisional
                 ):
-                    cascade = cascades.get(observation.key, set())
-                    self._stopped(tree, stop, when.isoformat(), cascade, observation)
+                    stopped = journaled.get(observation.key, set())
+                    self._stopped(tree, stop, when.isoformat(), stopped, observation)
                 elif isinstance(fact, Acted | Resumed):
                     self._step(tree, fact.conversation, when, "act")
                 elif isinstance(fact, Stopped) and fact.conversation is not None:
                     self._step(tree, fact.conversation, when, "stop")
 
     def _stopped(
-        self, tree: _Tree, stop: Stop, time: str, cascade: set[str], observation: Observation
+        self, tree: _Tree, stop: Stop, time: str, stopped: set[str], observation: Observation
     ) -> None:
+        """Keep the provisional stop ``stop`` (``stopped``: what it stopped, as journaled)."""
         tree.changed = True
+        if stop.thread != stop.root and stop.thread not in stopped:
+            # It stood stopped already (its parent closed it): its file's end stopped nothing
+            # its file going on should take back, and no older stop of it is still in place.
+            tree.own.pop(stop.thread, None)
+            return
         if stop.thread == stop.root:
             named = {
                 f.conversation
                 for f in observation.facts
                 if isinstance(f, Stopped) and f.conversation != stop.thread
             }
-            below = sorted(cascade - named - {stop.thread})
+            below = sorted(stopped - named - {stop.thread})
             tree.ended = [time, {child: [] for child in below}]
             for thread, own in tree.own.items():
                 if thread != stop.thread:

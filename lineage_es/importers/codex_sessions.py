@@ -189,7 +189,9 @@ class _Rollout:
         self.loose: bool | None = bool(entry.get("loose")) if entry else None
         skips: Skips = self.report.skipped
         offset, number = start, int(entry.get("line", 0))
+        #: The thread's last timed line read and the one before it, neither found bad.
         self.last: tuple[int, int, bytes] | None = None
+        self.prior: tuple[int, int, bytes] | None = None
         partial = False
         try:
             with open_binary(path) as stream:
@@ -206,15 +208,16 @@ class _Rollout:
                             self.loose = b'"type":"' not in raw
                         timed_row = b'"timestamp"' in raw[:_HEAD]
                         if timed_row and self.stop is not None:
-                            self._goes_on(raw)
+                            self._goes_on(raw, here)
+                        self.bad = False
                         if self._wanted(raw):
                             self._line(number, raw, skips)
                         else:
                             self.reader.in_header = False
-                        if timed_row:
-                            self.last = (here, number, raw)
+                        if timed_row and not self.bad:
+                            self.prior, self.last = self.last, (here, number, raw)
                 cut = compressed and damaged(stream)
-                self._last_row(self.reader.thread, self.reader.delegation, final=True)
+                self._last_row(self.reader.thread, self.reader.delegation, number, final=True)
         except OSError:
             skips[UNREADABLE] += 1
             return []
@@ -250,7 +253,7 @@ class _Rollout:
         )
         return self.timed
 
-    def _goes_on(self, raw: bytes) -> None:
+    def _goes_on(self, raw: bytes, here: int) -> None:
         """The file goes on after the row where the last import stopped its thread (the
         file had only ended there): the carryover takes the thread on from that moment."""
         stop, self.stop = parse_time(self.stop), None
@@ -262,7 +265,7 @@ class _Rollout:
         except orjson.JSONDecodeError:
             row = None
         at = parse_time(row.get("timestamp")) if isinstance(row, dict) else None
-        key = payload_key(row) if isinstance(row, dict) else f"{self.found.rel}@{self.last}"
+        key = payload_key(row) if isinstance(row, dict) else f"{self.found.rel}@{here}"
         root = thread.root or thread.id
         self.going.append(GoesOn(thread.id, root, stop, at, key, self.rank))
 
@@ -309,9 +312,11 @@ class _Rollout:
             row = orjson.loads(raw)
         except orjson.JSONDecodeError:
             skips[TORN if raw.lstrip().startswith(b"{") else NOT_JSON] += 1
+            self.bad = True  # no row to stop its thread at
             return
         if not isinstance(row, dict):
             skips[NOT_OBJECT] += 1
+            self.bad = True
             return
         if row.get("type") not in ROW_TYPES:
             skips[UNKNOWN_TYPE] += 1
@@ -326,7 +331,8 @@ class _Rollout:
             return
         if before is not None and self.reader.thread is not before:
             # Two rollouts in one file (as recorders keep them): the first ends here.
-            self._last_row(before, delegation)
+            self._last_row(before, delegation, number)
+            self.last = self.prior = None  # the next one's rows are its own
         if observation is None:
             if not self.reader.delegation:
                 self.resume = False  # a review or guardian thread: nothing to resume
@@ -341,45 +347,73 @@ class _Rollout:
             self.resume = True  # a child's turn ended: its next row, if any, resumes it
 
     def _last_row(
-        self, thread: RolloutThread | None, delegation: bool, *, final: bool = False
+        self, thread: RolloutThread | None, delegation: bool, number: int, *, final: bool = False
     ) -> None:
         """A thread's last row stops it (a resumed thread's next row starts it again); a
         child's turn ends already stop it, a root's do not. At the ``final`` end of what the
-        file holds so far the stop is provisional: the file may go on."""
-        last = self.last
-        if last is None or thread is None or not delegation:
+        file holds so far the stop is provisional: the file may go on. A thread this read took
+        on again with no row of its own since (the next rollout of the file began, or only bad
+        lines came) stops where the last import stopped it, as one import would stop it there;
+        ``number`` is the line read last."""
+        if thread is None or not delegation:
             return
-        _, number, raw = last
-        try:
-            row = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return
-        at = parse_time(row.get("timestamp")) if isinstance(row, dict) else None
-        if at is None:
-            return
-        index = self.emitted.get(number)
         # Where the file holds nothing more yet, its end is no stop the host stated.
         stop = Stopped(conversation=thread.id, provisional=final)
-        if index is not None:
-            when, rank, line, earlier = self.timed[index]
-            if any(_stops(fact, thread.id) for fact in earlier.facts):
-                return  # stopped by the row itself (a child's turn end): no file end stops it
-            self.timed[index] = (when, rank, line, _with(earlier, (*earlier.facts, stop)))
+        found = self._last_good()
+        if found is not None:
+            number, row, at = found
+            index = self.emitted.get(number)
+            if index is not None:
+                when, rank, line, earlier = self.timed[index]
+                if any(_stops(fact, thread.id) for fact in earlier.facts):
+                    return  # stopped by the row itself (a child's turn end): no file end stops it
+                observation = _with(earlier, (*earlier.facts, stop))
+                self.timed[index] = (when, rank, line, observation)
+            else:
+                observation = self._stopping(thread, payload_key(row), stop, at)
+                self._emit(number, observation)
         else:
-            observation = Observation(
-                host=HOST,
-                requester=thread.id,
-                key=payload_key(row),
-                facts=(stop,),
-                root=thread.root,
-                workspace=thread.workspace,
-                at=at,
-            )
-            self._emit(number, observation)
+            going = next((g for g in self.going if g.thread == thread.id), None)
+            if going is None:
+                return
+            at = going.stop
+            observation = self._stopping(thread, f"{going.key}:stop", stop, at)
+            self.timed.append((at, self.rank, number, observation))  # after the take-back
         if final:
             self.stop = at.isoformat()
-            observation = self.timed[self.emitted[number]][3]
             self.stops.append(Stop(thread.id, thread.root or thread.id, at, observation))
+
+    def _last_good(self) -> tuple[int, dict[str, Any], datetime] | None:
+        """The thread's last timed row that parses, with its line number and time. A line
+        taken for a whole row unparsed (torn just where it closed an object) is counted and
+        passed over for the one before it."""
+        for candidate in (self.last, self.prior):
+            if candidate is None:
+                continue
+            _, number, raw = candidate
+            try:
+                row = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                self.report.skipped[TORN if raw.lstrip().startswith(b"{") else NOT_JSON] += 1
+                continue
+            at = parse_time(row.get("timestamp")) if isinstance(row, dict) else None
+            if at is not None:
+                return number, row, at
+        return None
+
+    def _stopping(
+        self, thread: RolloutThread, key: str, stop: Stopped, at: datetime
+    ) -> Observation:
+        """An observation of ``thread`` stopping it alone (no other fact came from its row)."""
+        return Observation(
+            host=HOST,
+            requester=thread.id,
+            key=key,
+            facts=(stop,),
+            root=thread.root,
+            workspace=thread.workspace,
+            at=at,
+        )
 
     def _emit(self, number: int, observation: Observation) -> None:
         for fact in observation.facts:
