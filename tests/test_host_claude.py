@@ -262,6 +262,31 @@ def test_user_prompt_at_the_root_sees_the_root() -> None:
     assert observation.facts == (RootSeen(ROOT, source="prompt"),)
 
 
+def notice(task: str, status: str) -> str:
+    """A background task's notice as it re-enters the root as a prompt (HOSTS.md 1.2)."""
+    return (
+        f"<task-notification>\n<task-id>{task}</task-id>\n<tool-use-id>toolu_01A</tool-use-id>"
+        f"\n<status>{status}</status>\n<summary>done</summary>\n</task-notification>"
+    )
+
+
+@pytest.mark.parametrize("status", ["completed", "killed"])
+def test_a_notice_prompt_of_a_finished_background_agent_stops_it(status: str) -> None:
+    observation = adapter.observe(payload("UserPromptSubmit", prompt=notice(AGENT, status)))
+    assert observation.facts == (RootSeen(ROOT, source="prompt"), Stopped(conversation=AGENT))
+
+
+def test_a_notice_prompt_of_a_running_background_agent_stops_nothing() -> None:
+    observation = adapter.observe(payload("UserPromptSubmit", prompt=notice(AGENT, "running")))
+    assert observation.facts == (RootSeen(ROOT, source="prompt"),)
+
+
+def test_a_prompt_quoting_a_notice_stops_nothing() -> None:
+    quoted = "why did this say " + notice(AGENT, "killed")
+    observation = adapter.observe(payload("UserPromptSubmit", prompt=quoted))
+    assert observation.facts == (RootSeen(ROOT, source="prompt"),)
+
+
 def test_other_root_event_is_the_root_acting() -> None:
     observation = adapter.observe(payload("PreCompact", trigger="manual"))
     assert observation.facts == (Acted(ROOT),)

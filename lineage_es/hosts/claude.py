@@ -51,6 +51,12 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 #: A subagent id as Claude Code writes it: 7 or 8 hex (to 2.1.39), ``a`` + 16 hex (2.1.101 on).
 _AGENT_ID = re.compile(r"[0-9a-f]{7,8}|a[0-9a-f]{16}")
 
+#: Notice statuses that mean a background task is over.
+_FINAL_STATUSES = frozenset({"completed", "killed"})
+_NOTICE = re.compile(r"<task-notification>(.*?)</task-notification>", re.DOTALL)
+_TASK_ID = re.compile(r"<task-id>([^<]+)</task-id>")
+_STATUS = re.compile(r"<status>([^<]+)</status>")
+
 
 def is_internal_agent(agent_id: str) -> bool:
     """Whether ``agent_id`` names one of Claude Code's own helper agents."""
@@ -171,6 +177,8 @@ def _event_facts(
         facts.append(RootSeen(session, source=optional_str(payload, "source", HOST) or ""))
     elif event == "UserPromptSubmit" and agent is None:
         facts.append(RootSeen(session, source="prompt"))
+        prompt = payload.get("prompt")
+        facts.extend(notified_stops(prompt) if isinstance(prompt, str) else ())
     elif event == "SessionEnd":
         facts.append(SessionEnded(session))
     elif event in ("PreToolUse", "PostToolUse") and (
@@ -178,6 +186,21 @@ def _event_facts(
     ):
         facts.extend(_spawn_facts(payload, event, requester))
     return tuple(facts) if facts else (Acted(requester),)
+
+
+def notified_stops(text: str) -> list[Fact]:
+    """The stops a ``<task-notification>`` text states: a background agent's completion or
+    kill re-enters the root as such a prompt, its only stop when no ``SubagentStop`` comes
+    (HOSTS.md 1.2, quirk 2). Only a text that is a notice counts, not one quoting it; ids of
+    tasks that are not agents name nothing the engine knows."""
+    if not text.lstrip().startswith("<task-notification>"):
+        return []
+    stops: list[Fact] = []
+    for body in _NOTICE.findall(text):
+        task, status = _TASK_ID.search(body), _STATUS.search(body)
+        if task and status and status.group(1).strip() in _FINAL_STATUSES:
+            stops.append(Stopped(conversation=task.group(1).strip()))
+    return stops
 
 
 def _spawn_facts(payload: Mapping[str, Any], event: str, requester: str) -> list[Fact]:

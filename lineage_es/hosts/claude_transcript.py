@@ -42,18 +42,12 @@ from lineage_es.facts import (
     Stopped,
 )
 from lineage_es.hosts.base import parse_time, payload_key
-from lineage_es.hosts.claude import HOST, SPAWN_TOOLS, is_internal_agent
+from lineage_es.hosts.claude import HOST, SPAWN_TOOLS, is_internal_agent, notified_stops
 from lineage_es.hosts.claude_agents import Spawns, nests, prompt_digest
 from lineage_es.hosts.transcript import TranscriptRow
 from lineage_es.lines import MAX_LINE_BYTES, OnBadLine, json_rows, unreported
 
-#: Notification statuses that mean the task is over.
-_FINAL_STATUSES = frozenset({"completed", "killed"})
-
 AGENT_FILE = re.compile(r"agent-(.+)\.jsonl")
-_NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.DOTALL)
-_TASK_ID = re.compile(r"<task-id>([^<]+)</task-id>")
-_STATUS = re.compile(r"<status>([^<]+)</status>")
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
@@ -325,15 +319,7 @@ def _notified_stops(row: Mapping[str, Any]) -> list[Fact]:
         texts = [prompt] if isinstance(prompt, str) else []
     else:
         return []
-    stops: list[Fact] = []
-    for text in texts:
-        if not text.lstrip().startswith("<task-notification>"):
-            continue
-        for body in _NOTIFICATION.findall(text):
-            task, status = _TASK_ID.search(body), _STATUS.search(body)
-            if task and status and status.group(1).strip() in _FINAL_STATUSES:
-                stops.append(Stopped(conversation=task.group(1).strip()))
-    return stops
+    return [stop for text in texts for stop in notified_stops(text)]
 
 
 # -- what a session's files have shown so far, to place its children by ------------------------
