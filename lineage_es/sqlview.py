@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from lineage_es.errors import StoreError
-from lineage_es.stores import postgres_conninfo
+from lineage_es.stores import SQLITE_LOCK_TIMEOUT, postgres_conninfo
 from lineage_es.view import NodeRow
 
 COLUMNS = (
@@ -134,6 +134,8 @@ class SqlView(ABC):
 
     _db: Any
     _lock: threading.RLock
+    #: Set by :meth:`close` for good: a closed view neither answers nor reconnects.
+    _closed = False
 
     @abstractmethod
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]: ...
@@ -145,7 +147,14 @@ class SqlView(ABC):
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._db.close()
+
+    def _check_open(self) -> None:
+        """Refuse a call after :meth:`close`, rather than the driver's error or, on
+        PostgreSQL, a new connection nobody would close."""
+        if self._closed:
+            raise StoreError("the store is closed")
 
     def position(self) -> int:
         return int(self._query("SELECT position FROM lineage_view WHERE id = 1")[0][0])
@@ -246,11 +255,17 @@ class _PositionMovedError(Exception):
 class SQLiteView(SqlView):
     """The view in the journal's own SQLite file, on a connection of its own."""
 
-    def __init__(self, path: Path, *, timeout: float = 30) -> None:
+    def __init__(self, path: Path, *, timeout: float | None = None) -> None:
+        """``timeout``: seconds a write waits for another writer's lock (``None``: the
+        journal's default); 0 waits for none."""
         self._lock = threading.RLock()
+        db: sqlite3.Connection | None = None
         try:
-            self._db = sqlite3.connect(
-                path, isolation_level=None, timeout=timeout, check_same_thread=False
+            self._db = db = sqlite3.connect(
+                path,
+                isolation_level=None,
+                timeout=SQLITE_LOCK_TIMEOUT if timeout is None else timeout,
+                check_same_thread=False,
             )
             self._db.execute("PRAGMA journal_mode=WAL")
             # The view is rebuilt from the journal, and its rows and position commit together:
@@ -263,17 +278,23 @@ class SQLiteView(SqlView):
                 with self._write_transaction() as cursor:
                     for statement in _schema("INTEGER"):
                         cursor.execute(statement)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the tree view in {path}: {exc}") from None
+        except BaseException as exc:
+            if db is not None:  # a failed open keeps no file open
+                db.close()
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"cannot open the tree view in {path}: {exc}") from None
+            raise
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
         with self._lock:
+            self._check_open()
             rows: list[Sequence[Any]] = self._db.execute(sql, params).fetchall()
             return rows
 
     @contextmanager
     def _write_transaction(self) -> Iterator[Any]:
         with self._lock:
+            self._check_open()
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db.cursor()
@@ -312,13 +333,18 @@ class PostgresView(SqlView):
                     cursor.execute("SELECT pg_advisory_xact_lock(7135550001)")
                     for statement in _schema("BIGINT"):
                         cursor.execute(statement.replace("?", "%s"))
-        except psycopg.Error as exc:
-            self._db.close()
-            raise StoreError(f"cannot open the tree view in PostgreSQL: {exc}") from None
+        except BaseException as exc:
+            self._db.close()  # a failed open keeps no server connection
+            if isinstance(exc, psycopg.Error):
+                raise StoreError(f"cannot open the tree view in PostgreSQL: {exc}") from None
+            raise
 
     def _reconnect_if_closed(self) -> None:
+        """A connection the server or network dropped is replaced; one :meth:`close`
+        closed is not (:meth:`_check_open`)."""
         import psycopg
 
+        self._check_open()
         if self._db.closed:
             self._db = psycopg.connect(**postgres_conninfo(self._settings), autocommit=True)
 

@@ -7,13 +7,16 @@ machines share one journal.
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 import re
+import sqlite3
 import stat
 import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -38,8 +41,22 @@ StoreKind = Literal["memory", "sqlite", "postgresql"]
 #: How long a writer waits for another process's write lock before failing (seconds).
 SQLITE_LOCK_TIMEOUT = 30
 
+#: The same for PostgreSQL (seconds).
+POSTGRES_LOCK_TIMEOUT = 10
+
+#: The settings that carry the lock timeout to the millisecond: eventsourcing reads whole
+#: seconds (and takes 0 as "its default" on SQLite, "wait forever" on PostgreSQL).
+SQLITE_LOCK_TIMEOUT_MS = "SQLITE_LOCK_TIMEOUT_MS"
+POSTGRES_LOCK_TIMEOUT_MS = "POSTGRES_LOCK_TIMEOUT_MS"
+
 #: The first bytes of every SQLite database file.
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+#: The journal's table in a SQLite file, and its columns as eventsourcing's SQLite recorder
+#: creates them: what tells a journal (of any version of this project) from another
+#: program's database.
+JOURNAL_TABLE = "stored_events"
+JOURNAL_COLUMNS = ("originator_id", "originator_version", "topic", "state")
 
 #: The journal's PostgreSQL connection pool: none opened in advance, one the first time the
 #: journal is read or written, more (up to ``POSTGRES_MAX_OVERFLOW``) only while a thread
@@ -106,7 +123,7 @@ def parse_store_url(url: str) -> StoreLocation:
         settings: dict[str, str] = {
             "dbname": unquote(parts.path.lstrip("/")) or "postgres",
             "host": parts.hostname or "127.0.0.1",
-            "port": str(parts.port or 5432),
+            "port": str(_port(parts.netloc) or 5432),
             "user": unquote(parts.username or os.environ.get("USER", "postgres")),
         }
         if parts.password:
@@ -126,10 +143,25 @@ def parse_store_url(url: str) -> StoreLocation:
     )
 
 
+def _port(netloc: str) -> int | None:
+    """The port of a URL's ``netloc``, checked: urllib raises a bare ValueError for one out
+    of range or not a number. The message shows the port alone, never the password."""
+    host = netloc.rpartition("@")[2]
+    raw = host.rpartition("]")[2].partition(":")[2]  # after an IPv6 address's brackets
+    if not raw:
+        return None
+    if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= 65535:
+        raise StoreError(f"port {raw!r} of the store URL is not a number from 1 to 65535")
+    return int(raw)
+
+
 def prepare_sqlite_file(path: Path, *, create: bool = True) -> None:
     """Create the journal's directory (0700) and file (0600), warning when an existing one
     is readable by others: agent history names every project a person works on. With
-    ``create=False`` a missing file is :class:`NoJournal` and nothing is created."""
+    ``create=False`` a missing file is :class:`NoJournal` and nothing is created.
+
+    An existing database that is not a journal (:func:`_check_is_journal`) is refused before
+    anything opens it to write: eventsourcing would add its tables to another program's file."""
     if not create and not path.exists():
         raise NoJournal(path)
     directory = path.parent
@@ -157,6 +189,8 @@ def prepare_sqlite_file(path: Path, *, create: bool = True) -> None:
         raise StoreError(f"cannot open the store at {path}: {exc.strerror}") from None
     if header and header != SQLITE_HEADER:
         raise StoreError(f"{path} is not a SQLite journal: file is not a database")
+    if header:
+        _check_is_journal(path)
     # The advice is for a journal the user can chmod: a regular file of their own (a folder,
     # another user's file or one that is no journal gets the error above, or none).
     owner = getattr(os, "getuid", lambda: found.st_uid)()
@@ -167,14 +201,48 @@ def prepare_sqlite_file(path: Path, *, create: bool = True) -> None:
         )
 
 
+def _check_is_journal(path: Path) -> None:
+    """Refuse a SQLite database that has tables but no journal table of the shape
+    eventsourcing creates. Keyed on that table alone, not on every table a journal holds now:
+    a journal of an older version (no view tables yet) still opens. The check only reads, on
+    a connection of its own that it closes whatever happens."""
+    try:
+        with closing(sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True)) as db:
+            names = [
+                name
+                for (name,) in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid"
+                )
+            ]
+            columns = tuple(
+                str(row[1]).lower() for row in db.execute(f"PRAGMA table_info({JOURNAL_TABLE})")
+            )
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open the store at {path}: {exc}") from None
+    if not names or columns == JOURNAL_COLUMNS:
+        return
+    shown = ", ".join(names[:5]) + (f", and {len(names) - 5} more" if len(names) > 5 else "")
+    raise StoreError(f"{path} is not a lineage journal: it holds other tables ({shown})")
+
+
 class _DurablePool(SQLiteConnectionPool):
     """Every connection commits with ``synchronous=FULL``: an observe that returned is on
-    disk even if the machine loses power."""
+    disk even if the machine loses power. ``busy_timeout_ms`` is how long it waits for
+    another writer's lock, to the millisecond (``None``: eventsourcing's whole seconds)."""
+
+    busy_timeout_ms: int | None = None
 
     def _create_connection(self) -> SQLiteConnection:
         connection = super()._create_connection()
-        cursor = connection.cursor()
-        cursor.execute("PRAGMA synchronous=FULL")
+        try:
+            cursor = connection.cursor()
+            cursor.execute("PRAGMA synchronous=FULL")
+            if self.busy_timeout_ms is not None:
+                cursor.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        except BaseException:
+            connection.close()  # not the pool's yet: nobody else would close it
+            raise
         return connection
 
 
@@ -185,10 +253,14 @@ class DurableSQLiteFactory(SQLiteFactory):
         super().__init__(env)
         original = self.datastore
         datastore = SQLiteDatastore.__new__(SQLiteDatastore)
-        datastore.pool = _DurablePool(
+        pool = _DurablePool(
             db_name=original.pool.db_name,
             lock_timeout=original.pool.lock_timeout,
         )
+        millis = self.env.get(SQLITE_LOCK_TIMEOUT_MS)
+        if millis:
+            pool.busy_timeout_ms = int(millis)
+        datastore.pool = pool
         datastore.single_row_tracking = original.single_row_tracking
         datastore.originator_id_type = original.originator_id_type
         original.close()
@@ -198,28 +270,35 @@ class DurableSQLiteFactory(SQLiteFactory):
 def application_env(
     location: StoreLocation, *, lock_timeout: float | None = None, create_tables: bool = True
 ) -> dict[str, str]:
-    """The eventsourcing settings for ``location``; ``lock_timeout`` (seconds) bounds how long
-    a write waits for another process's lock. ``create_tables=False`` (a PostgreSQL store whose
-    tables all exist: :attr:`SetupHold.ready`) has eventsourcing run none of its DDL."""
+    """The eventsourcing settings for ``location``; ``lock_timeout`` (seconds, default
+    :data:`SQLITE_LOCK_TIMEOUT` or :data:`POSTGRES_LOCK_TIMEOUT`) bounds how long a write
+    waits for another process's lock: 0 waits for none (1 ms on PostgreSQL, where 0 is
+    "forever"), a fraction is kept to the millisecond. ``create_tables=False`` (a PostgreSQL
+    store whose tables all exist: :attr:`SetupHold.ready`) has eventsourcing run none of its
+    DDL."""
     env: dict[str, str] = {}
     if location.kind == "memory":
         env["PERSISTENCE_MODULE"] = "eventsourcing.popo"
     elif location.kind == "sqlite":
         assert location.path is not None
+        seconds = SQLITE_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
         env["PERSISTENCE_MODULE"] = f"{__name__}:DurableSQLiteFactory"
         env["SQLITE_DBNAME"] = str(location.path)
-        # eventsourcing takes whole seconds here.
-        env["SQLITE_LOCK_TIMEOUT"] = str(max(1, round(lock_timeout or SQLITE_LOCK_TIMEOUT)))
+        # eventsourcing takes whole seconds (for its first statement); the pool sets the rest.
+        env["SQLITE_LOCK_TIMEOUT"] = str(max(1, math.ceil(seconds)))
+        env[SQLITE_LOCK_TIMEOUT_MS] = str(_millis(seconds, least=0))
     else:
         pg = location.postgres
-        env["PERSISTENCE_MODULE"] = "eventsourcing.postgres"
+        seconds = POSTGRES_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+        env["PERSISTENCE_MODULE"] = _postgres_factory_topic()
         env["POSTGRES_DBNAME"] = pg["dbname"]
         env["POSTGRES_HOST"] = pg["host"]
         env["POSTGRES_PORT"] = pg["port"]
         env["POSTGRES_USER"] = pg["user"]
         env["POSTGRES_PASSWORD"] = pg.get("password", "")
         env["POSTGRES_CONNECT_TIMEOUT"] = "5"
-        env["POSTGRES_LOCK_TIMEOUT"] = str(max(1, round(lock_timeout or 10)))
+        env["POSTGRES_LOCK_TIMEOUT"] = str(max(1, math.ceil(seconds)))
+        env[POSTGRES_LOCK_TIMEOUT_MS] = str(_millis(seconds, least=1))
         if "schema" in pg:
             env["POSTGRES_SCHEMA"] = pg["schema"]
         if not create_tables:
@@ -228,6 +307,36 @@ def application_env(
         # the user did not.
         env.update({k: v for k, v in POSTGRES_POOL.items() if k not in os.environ})
     return env
+
+
+def _millis(seconds: float, *, least: int) -> int:
+    """``seconds`` in whole milliseconds, at least ``least``; a wait asked for is never
+    rounded down to no wait."""
+    millis = round(seconds * 1000)
+    return max(least, 1 if seconds > 0 else 0, millis)
+
+
+@functools.cache
+def _postgres_factory_topic() -> str:
+    """The topic of eventsourcing's PostgreSQL factory with the lock timeout to the
+    millisecond, made on first use: eventsourcing.postgres imports psycopg, which a SQLite
+    store must not pay for on every hook."""
+    from eventsourcing.postgres import PostgresFactory
+    from eventsourcing.utils import register_topic
+
+    class PreciseLockPostgresFactory(PostgresFactory):
+        """eventsourcing spells the lock timeout ``'{seconds}s'``; a fraction of a second
+        keeps its milliseconds there."""
+
+        def __init__(self, env: Environment | EnvType | None) -> None:
+            super().__init__(env)
+            millis = self.env.get(POSTGRES_LOCK_TIMEOUT_MS)
+            if millis:
+                self.datastore.lock_timeout = int(millis) / 1000  # type: ignore[assignment]
+
+    topic = f"{__name__}:{PreciseLockPostgresFactory.__name__}"
+    register_topic(topic, PreciseLockPostgresFactory)
+    return topic
 
 
 def postgres_conninfo(settings: Mapping[str, str]) -> dict[str, Any]:
