@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from lineage_es.errors import (
     AmbiguousConversation,
+    EngineClosed,
     InputError,
+    InvalidArgument,
     JournalFormatError,
     LineageError,
     NoJournal,
@@ -55,8 +57,10 @@ __all__ = [
     "AmbiguousConversation",
     "Chain",
     "Engine",
+    "EngineClosed",
     "ForestNode",
     "InputError",
+    "InvalidArgument",
     "JournalFormatError",
     "LineageError",
     "LineageTree",

@@ -11,6 +11,8 @@ import contextlib
 import dataclasses
 import itertools
 import random
+import re
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -27,11 +29,18 @@ from eventsourcing.application import (
     project_aggregate,
 )
 from eventsourcing.domain import Aggregate, Snapshot
-from eventsourcing.persistence import IntegrityError, Transcoder
+from eventsourcing.persistence import IntegrityError, PersistenceError, Transcoder
 
 from lineage_es import hosts
 from lineage_es.domain import LIVE, STOPPED, ConversationIndex, RootLineage, index_id, root_id
-from lineage_es.errors import LineageError, PayloadError, StoreError, UnknownConversation
+from lineage_es.errors import (
+    EngineClosed,
+    InvalidArgument,
+    LineageError,
+    PayloadError,
+    StoreError,
+    UnknownConversation,
+)
 from lineage_es.facts import (
     DELETE_REASONS,
     Acted,
@@ -182,6 +191,46 @@ class ConcurrencyError(LineageError):
     """Other writers kept winning the race for the same root; the observation was not saved."""
 
 
+#: The longest display name :meth:`Engine.rename` takes: a label on a tree line, not a text.
+MAX_NAME_LENGTH = 256
+
+#: What a display name may not hold: control characters (a name is one printable line, and
+#: PostgreSQL text cannot hold NUL) and lone surrogates (no store can encode them).
+_UNFIT_IN_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+#: What the stores raise on their own; the engine names the store and the reason instead
+#: (:meth:`Engine._failed`). PostgreSQL adds psycopg's errors, imported only for it.
+_STORE_FAILURES: tuple[type[Exception], ...] = (PersistenceError, sqlite3.Error)
+
+
+def _name_problem(name: object) -> str | None:
+    """Why ``name`` cannot be a display name; ``None`` when it can."""
+    if not isinstance(name, str):
+        return f"a name must be a str, not {type(name).__name__}"
+    if not name.strip():
+        return "a name cannot be empty or only spaces"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"a name is at most {MAX_NAME_LENGTH} characters, not {len(name)}"
+    if _UNFIT_IN_NAME.search(name):
+        return "a name cannot hold control characters or lone surrogates"
+    return None
+
+
+def _require_moment(at: object, what: str = "at") -> None:
+    """Refuse a time that is not a datetime (a string would fail only deep in a save)."""
+    if at is not None and not isinstance(at, datetime):
+        raise InvalidArgument(f"{what} must be a datetime or None, not {type(at).__name__}")
+
+
+def _require_observation(observation: object) -> None:
+    """Refuse what is not an Observation before it is routed (a dict failed deep inside)."""
+    if not isinstance(observation, Observation):
+        raise InvalidArgument(
+            f"expected an Observation (a host adapter's), not {type(observation).__name__}"
+        )
+    _require_moment(observation.at, "an observation's at")
+
+
 def _check_ids(observation: Observation) -> None:
     """Refuse ids no store can keep (PostgreSQL text cannot hold NUL) before anything is
     journaled, whichever adapter or reader made the observation."""
@@ -190,6 +239,10 @@ def _check_ids(observation: Observation) -> None:
             value = getattr(fact, name)
             if isinstance(value, str) and "\x00" in value:
                 raise PayloadError(f"{name} holds a NUL character", host=observation.host)
+        if isinstance(fact, Renamed):
+            problem = _name_problem(fact.name)
+            if problem is not None:
+                raise PayloadError(problem, host=observation.host)
     for value in (observation.requester, observation.root, *observation.workspace):
         if value is not None and "\x00" in value:
             raise PayloadError("an id holds a NUL character", host=observation.host)
@@ -404,6 +457,12 @@ class Engine:
 
     Open one with :func:`open_engine` (``create=False``: refuse a SQLite journal that does
     not exist rather than create it). Thread-safe: one lock serialises writes and reads.
+
+    Every public call raises :class:`~lineage_es.errors.StoreError` naming the store and the
+    reason when the store fails (a lock held past ``lock_timeout``, a read-only file, a dropped
+    connection; the driver's error is its ``__cause__``), :class:`EngineClosed` once
+    :meth:`close` ran, and :class:`InvalidArgument` for an argument of the wrong type or one
+    the journal cannot keep, before anything is journaled.
     """
 
     def __init__(
@@ -417,6 +476,12 @@ class Engine:
         self.location: StoreLocation = parse_store_url(url or default_store_url())
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.RLock()
+        self._closed = False
+        self._failures = _STORE_FAILURES
+        if self.location.kind == "postgresql":
+            import psycopg
+
+            self._failures = (*_STORE_FAILURES, psycopg.Error)
         if self.location.kind == "sqlite":
             assert self.location.path is not None
             prepare_sqlite_file(self.location.path, create=create)
@@ -444,14 +509,23 @@ class Engine:
         self._routes: dict[tuple[str, str], str] = {}
         #: The journal position up to which the aggregate cache is known to be current, and
         #: the positions this engine wrote past it.
-        self._seen = self.position()
+        self._seen = self._position()
         self._own: set[int] = set()
+
+    def _failed(self, exc: Exception) -> StoreError:
+        """The store's own error as a :class:`StoreError` naming the store (the caller raises
+        it ``from exc``); on a closed engine, :class:`EngineClosed`."""
+        if self._closed:
+            return EngineClosed(self.location.display)
+        lines = str(exc).strip().splitlines()
+        reason = lines[0] if lines else type(exc).__name__
+        return StoreError(f"store {self.location.display}: {reason}")
 
     def _refresh(self) -> None:
         """Evict the cached aggregates and routes that another writer changed since this
         engine last looked, so a decision starts from current state. (A write racing this
         check still fails its version check and is retried from fresh state.)"""
-        latest = self.position()
+        latest = self._position()
         if latest <= self._seen:
             return
         cache = self.app.repository.cache
@@ -512,7 +586,8 @@ class Engine:
             from lineage_es.sqlview import SQLiteView
 
             assert self.location.path is not None
-            return SQLiteView(self.location.path, timeout=lock_timeout or SQLITE_LOCK_TIMEOUT)
+            timeout = SQLITE_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+            return SQLiteView(self.location.path, timeout=timeout)
         from lineage_es.sqlview import PostgresView
 
         return PostgresView(self.location.postgres, connection=hold.take(), tables_exist=hold.ready)
@@ -528,12 +603,14 @@ class Engine:
         the payload. Raises :class:`~lineage_es.errors.PayloadError` (nothing journaled)
         for a payload it cannot understand.
         """
+        _require_moment(at)
         observation = hosts.adapter(host).observe(payload, at=at)
-        return self.observe_observation(observation, at=at)
+        return self._observe(observation, at, answer=True)
 
     def record(self, host: str, payload: Mapping[str, Any], *, at: datetime | None = None) -> None:
         """Like :meth:`observe`, without building the answer: for a hook that prints
         nothing, returning as soon as the events are durable and the view is current."""
+        _require_moment(at)
         observation = hosts.adapter(host).observe(payload, at=at)
         self._observe(observation, at, answer=False)
 
@@ -543,26 +620,35 @@ class Engine:
         would dominate. Returns how many observations had a requester.
 
         An observation that names no root (Cursor's) is routed through the view, so the
-        batch before it is saved first and it is observed on its own.
+        batch before it is saved first and it is observed on its own. An item that is not an
+        :class:`Observation` is refused before its batch is saved (batches before it stay).
         """
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise InvalidArgument(f"batch must be a positive int, not {batch!r}")
         count = 0
         chunk: list[Observation] = []
         with self._lock:
-            for observation in observations:
-                if observation.requester is None:
-                    continue
-                count += 1
-                if observation.root is None:
-                    self._record_batch(chunk)
-                    chunk = []
-                    self._observe(observation, None, answer=False)
-                    continue
-                _check_ids(observation)
-                chunk.append(observation)
-                if len(chunk) >= batch:
-                    self._record_batch(chunk)
-                    chunk = []
-            self._record_batch(chunk)
+            if self._closed:
+                raise EngineClosed(self.location.display)
+            try:
+                for observation in observations:
+                    _require_observation(observation)
+                    if observation.requester is None:
+                        continue
+                    count += 1
+                    if observation.root is None:
+                        self._record_batch(chunk)
+                        chunk = []
+                        self._observe(observation, None, answer=False)
+                        continue
+                    _check_ids(observation)
+                    chunk.append(observation)
+                    if len(chunk) >= batch:
+                        self._record_batch(chunk)
+                        chunk = []
+                self._record_batch(chunk)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
         return count
 
     def _record_batch(self, observations: list[Observation]) -> None:
@@ -618,23 +704,32 @@ class Engine:
         self, observation: Observation, *, at: datetime | None = None
     ) -> AgentLineage | None:
         """Like :meth:`observe`, for an observation a transcript reader already made."""
+        _require_observation(observation)
+        _require_moment(at)
         return self._observe(observation, at, answer=True)
 
     def record_observation(self, observation: Observation, *, at: datetime | None = None) -> None:
         """Like :meth:`observe_observation`, without building the answer."""
+        _require_observation(observation)
+        _require_moment(at)
         self._observe(observation, at, answer=False)
 
     def _observe(
         self, observation: Observation, at: datetime | None, *, answer: bool
     ) -> AgentLineage | None:
         with self._lock:
+            if self._closed:
+                raise EngineClosed(self.location.display)
             if observation.requester is None:
                 return None
             when = _utc(observation.at or at or self._clock())
-            placed, saved = self._record(observation, when)
-            if saved:
-                self.projector.catch_up()
-            return self._answer(observation, placed) if answer else None
+            try:
+                placed, saved = self._record(observation, when)
+                if saved:
+                    self.projector.catch_up()
+                return self._answer(observation, placed) if answer else None
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def resolve(self, host: str, meta: Mapping[str, Any]) -> AgentLineage | None:
         """The lineage of an MCP tool call from its ``_meta``; journals nothing (REPLAY.md: an
@@ -648,20 +743,32 @@ class Engine:
         (:meth:`_meta_parent`): the host's own statement is never answered against.
         """
         claim = hosts.adapter(host).claim(meta)
-        if claim is None:
-            return None
         with self._lock:
-            self.projector.catch_up()
-            known = self.queries.find(claim.conversation, claim.host)
-            if known is not None:
-                answer = self.queries.lineage_of(known, resolution=self._registry(known.resolution))
-                stated = self._meta_parent(claim, known)
-                if stated is None:
-                    return answer
-                return dataclasses.replace(
-                    answer, parent=stated.conversation, depth=stated.depth + 1, resolution="native"
+            if self._closed:
+                raise EngineClosed(self.location.display)
+            if claim is None:
+                return None
+            try:
+                self.projector.catch_up()
+                known = self.queries.find(claim.conversation, claim.host)
+                if known is not None:
+                    answer = self.queries.lineage_of(
+                        known, resolution=self._registry(known.resolution)
+                    )
+                    stated = self._meta_parent(claim, known)
+                    if stated is None:
+                        return answer
+                    return dataclasses.replace(
+                        answer,
+                        parent=stated.conversation,
+                        depth=stated.depth + 1,
+                        resolution="native",
+                    )
+                parent = (
+                    None if claim.parent is None else self.queries.find(claim.parent, claim.host)
                 )
-            parent = None if claim.parent is None else self.queries.find(claim.parent, claim.host)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
         depth = claim.depth if claim.depth is not None else (1 if claim.parent else 0)
         if parent is not None:  # a child's depth is its parent's plus one, whatever _meta implies
             depth = parent.depth + 1
@@ -709,30 +816,48 @@ class Engine:
 
     def rename(self, conversation: str, name: str, *, host: str | None = None) -> None:
         """Give a node a display name; the last rename wins. A pending child is named by its
-        spawn key and keeps the name once its conversation is bound."""
+        spawn key and keeps the name once its conversation is bound.
+
+        The name is one printable line of at most :data:`MAX_NAME_LENGTH` characters, not
+        blank: anything else is :class:`InvalidArgument`, and nothing is journaled.
+        """
+        problem = _name_problem(name)
+        if problem is not None:
+            raise InvalidArgument(problem)
         self._command(conversation, host, Renamed(conversation, name))
 
     def delete(self, conversation: str, reason: str = "user", *, host: str | None = None) -> None:
         """Delete a node and its whole subtree (each descendant as ``parent-teardown``)."""
-        if reason not in DELETE_REASONS:
-            raise LineageError(
+        if not isinstance(reason, str) or reason not in DELETE_REASONS:
+            raise InvalidArgument(
                 f"unknown delete reason {reason!r}; expected one of {', '.join(DELETE_REASONS)}"
             )
         self._command(conversation, host, Deleted(conversation, reason))
 
     def _command(self, conversation: str, host: str | None, fact: Fact) -> None:
-        with self._lock:
-            self.projector.catch_up()
-            row = self.queries.require(conversation, host)
-            observation = Observation(
-                host=row.host,  # type: ignore[arg-type]
-                requester=row.key,
-                key="",
-                facts=(fact,),
-                root=row.root,
+        if not isinstance(conversation, str):
+            raise InvalidArgument(
+                f"a conversation must be a str, not {type(conversation).__name__}"
             )
-            self._record(observation, _utc(self._clock()))
-            self.projector.catch_up()
+        if host is not None and not isinstance(host, str):
+            raise InvalidArgument(f"a host must be a str or None, not {type(host).__name__}")
+        with self._lock:
+            if self._closed:
+                raise EngineClosed(self.location.display)
+            try:
+                self.projector.catch_up()
+                row = self.queries.require(conversation, host)
+                observation = Observation(
+                    host=row.host,  # type: ignore[arg-type]
+                    requester=row.key,
+                    key="",
+                    facts=(fact,),
+                    root=row.root,
+                )
+                self._record(observation, _utc(self._clock()))
+                self.projector.catch_up()
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def _record(self, observation: Observation, at: datetime) -> tuple[list[str], bool]:
         """Journal the observation; the conversations it placed, and whether it saved."""
@@ -1092,86 +1217,163 @@ class Engine:
     # -- reading --------------------------------------------------------------------------
 
     def _read(self) -> Queries:
+        """The queries, caught up; only under the lock, on an open engine."""
+        if self._closed:
+            raise EngineClosed(self.location.display)
         self.projector.catch_up()
         return self.queries
 
     def lineage(self, conversation: str, host: str | None = None) -> AgentLineage:
         """The current lineage of a known conversation (raises for an unknown one)."""
         with self._lock:
-            row = self._read().require(conversation, host)
-            return self.queries.lineage_of(row)
+            try:
+                row = self._read().require(conversation, host)
+                return self.queries.lineage_of(row)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def tree_for(self, conversation: str, host: str | None = None) -> LineageTree | None:
         """The live tree as ``conversation`` sees it; ``None`` when it is unknown."""
         with self._lock:
-            return self._read().tree_for(conversation, host)
+            try:
+                return self._read().tree_for(conversation, host)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def relation(self, a: str, b: str, host: str | None = None) -> RelationName:
         with self._lock:
-            return self._read().relation(a, b, host)
+            try:
+                return self._read().relation(a, b, host)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def chain(self, conversation: str, host: str | None = None) -> Chain:
         with self._lock:
-            return self._read().chain(conversation, host)
+            try:
+                return self._read().chain(conversation, host)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def provenance(self, sender: str, recipient: str, host: str | None = None) -> Provenance:
         with self._lock:
-            return self._read().provenance(sender, recipient, host)
+            try:
+                return self._read().provenance(sender, recipient, host)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def family(self, root: str, host: str | None = None) -> tuple[Member, ...]:
         with self._lock:
-            return self._read().family(root, host)
+            try:
+                return self._read().family(root, host)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def agents(self, as_: str, host: str | None = None) -> tuple[Member, ...]:
         with self._lock:
-            return self._read().agents(as_, host)
+            try:
+                return self._read().agents(as_, host)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def forest(
         self, host: str | None = None, *, include_stopped: bool = False, root: str | None = None
     ) -> tuple[ForestNode, ...]:
         with self._lock:
-            return self._read().forest(host, include_stopped=include_stopped, root=root)
+            try:
+                return self._read().forest(host, include_stopped=include_stopped, root=root)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def as_of(self, *, position: int | None = None, time: datetime | None = None) -> Queries:
         """The tree view as it was at a journal position or a time, answering the same
-        questions as the engine (time travel: the journal keeps every step)."""
+        questions as the engine (time travel: the journal keeps every step).
+
+        ``position`` is an int (0 or more), ``time`` a datetime: anything else is
+        :class:`InvalidArgument`."""
+        if position is not None and (
+            isinstance(position, bool) or not isinstance(position, int) or position < 0
+        ):
+            raise InvalidArgument(f"position must be an int, 0 or more, not {position!r}")
+        _require_moment(time, "time")
+        if self._closed:
+            raise EngineClosed(self.location.display)
         view = MemoryView()
         projector = Projector(self.app.recorder, view)
-        if time is None:
-            projector.catch_up(stop=position)
-        else:
-            cutoff = iso(_utc(time))
-            events = [e for e in self.journal(stop=position) if e.timestamp <= cutoff]
-            projector.apply_events(events, position=events[-1].position if events else 0)
+        try:
+            if time is None:
+                projector.catch_up(stop=position)
+            else:
+                cutoff = iso(_utc(time))
+                events = [e for e in self.journal(stop=position) if e.timestamp <= cutoff]
+                projector.apply_events(events, position=events[-1].position if events else 0)
+        except self._failures as exc:
+            raise self._failed(exc) from exc
         return Queries(view)
 
     # -- the journal ----------------------------------------------------------------------
 
     def position(self) -> int:
         """The journal's last position (0 when empty)."""
+        if self._closed:
+            raise EngineClosed(self.location.display)
+        try:
+            return self._position()
+        except self._failures as exc:
+            raise self._failed(exc) from exc
+
+    def _position(self) -> int:
         return int(self.app.recorder.max_notification_id() or 0)
 
     def journal(self, start: int = 0, stop: int | None = None) -> Iterator[JournalEvent]:
         """Every journal entry after ``start``, decoded, in order."""
-        return read_journal(self.app.recorder, start, stop)
+        if self._closed:
+            raise EngineClosed(self.location.display)
+        return self._journal(start, stop)
+
+    def _journal(self, start: int, stop: int | None) -> Iterator[JournalEvent]:
+        """:func:`read_journal`, its store errors named (it reads page by page as it goes)."""
+        try:
+            yield from read_journal(self.app.recorder, start, stop)
+        except self._failures as exc:
+            raise self._failed(exc) from exc
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Bring the view up to date with the journal (other processes may have written)."""
         with self._lock:
-            return self.projector.catch_up(progress=progress)
+            if self._closed:
+                raise EngineClosed(self.location.display)
+            try:
+                return self.projector.catch_up(progress=progress)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def rebuild(self, progress: Progress | None = None) -> int:
         """Throw the view away and replay the whole journal into it."""
         with self._lock:
-            self.queries = Queries(self.view)
-            return self.projector.rebuild(progress=progress)
+            if self._closed:
+                raise EngineClosed(self.location.display)
+            try:
+                self.queries = Queries(self.view)
+                return self.projector.rebuild(progress=progress)
+            except self._failures as exc:
+                raise self._failed(exc) from exc
 
     def close(self) -> None:
+        """Let the store's connections go; any later call raises :class:`EngineClosed` (a
+        closed engine must not answer from a stale view, nor reconnect). Closing twice is
+        closing once."""
         with self._lock:
-            self.view.close()
-            self.app.close()
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self.view.close()
+            finally:
+                self.app.close()
 
     def __enter__(self) -> Engine:
+        if self._closed:
+            raise EngineClosed(self.location.display)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -1198,4 +1400,12 @@ def open_engine(
     return Engine(url, clock=clock, create=create, lock_timeout=lock_timeout)
 
 
-__all__ = ["ConcurrencyError", "Engine", "LineageApplication", "UnknownConversation", "open_engine"]
+__all__ = [
+    "ConcurrencyError",
+    "Engine",
+    "EngineClosed",
+    "InvalidArgument",
+    "LineageApplication",
+    "UnknownConversation",
+    "open_engine",
+]

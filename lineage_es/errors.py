@@ -37,6 +37,21 @@ class NoJournal(StoreError):
         super().__init__(f"no journal at {path}")
 
 
+class EngineClosed(StoreError):
+    """A call on an engine after its ``close()``: its connections are gone, and a closed
+    engine must neither answer nor journal."""
+
+    def __init__(self, store: str) -> None:
+        self.store = store
+        super().__init__(f"the engine is closed ({store})")
+
+
+class InvalidArgument(LineageError):
+    """A call's argument is of the wrong type or holds what the journal cannot keep (a blank
+    name, a control character). Refused before anything is journaled: a journaled value the
+    view cannot hold would fail every later projection."""
+
+
 class UnknownConversation(LineageError):
     """A query or command names a conversation the journal has never seen."""
 
