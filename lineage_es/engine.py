@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 from uuid import UUID
 
 from eventsourcing.application import (
@@ -29,7 +29,14 @@ from eventsourcing.application import (
     project_aggregate,
 )
 from eventsourcing.domain import Aggregate, Snapshot
-from eventsourcing.persistence import IntegrityError, PersistenceError, Transcoder
+from eventsourcing.persistence import (
+    DataError,
+    IntegrityError,
+    NotSupportedError,
+    PersistenceError,
+    ProgrammingError,
+    Transcoder,
+)
 
 from lineage_es import hosts
 from lineage_es.domain import LIVE, STOPPED, ConversationIndex, RootLineage, index_id, root_id
@@ -198,9 +205,23 @@ MAX_NAME_LENGTH = 256
 #: PostgreSQL text cannot hold NUL) and lone surrogates (no store can encode them).
 _UNFIT_IN_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
-#: What the stores raise on their own; the engine names the store and the reason instead
-#: (:meth:`Engine._failed`). PostgreSQL adds psycopg's errors, imported only for it.
+#: What the stores and their drivers raise; the engine names the store and the reason
+#: instead (:meth:`Engine._failed`), except for :data:`_NOT_STORE_FAILURES`. PostgreSQL adds
+#: psycopg's, imported only for it.
 _STORE_FAILURES: tuple[type[Exception], ...] = (PersistenceError, sqlite3.Error)
+
+#: Errors of those families that are no failure of the store but a caller's or this code's
+#: fault (an id of the wrong type, a broken constraint, bad SQL): they stay what they are.
+_NOT_STORE_FAILURES: tuple[type[Exception], ...] = (
+    IntegrityError,
+    ProgrammingError,
+    DataError,
+    NotSupportedError,
+    sqlite3.IntegrityError,
+    sqlite3.ProgrammingError,
+    sqlite3.DataError,
+    sqlite3.NotSupportedError,
+)
 
 
 def _name_problem(name: object) -> str | None:
@@ -214,6 +235,17 @@ def _name_problem(name: object) -> str | None:
     if _UNFIT_IN_NAME.search(name):
         return "a name cannot hold control characters or lone surrogates"
     return None
+
+
+def _require_id(value: object, what: str, *, optional: bool = False) -> None:
+    """Refuse an id no store can look up alike: not a str (each driver fails its own way),
+    or holding NUL (PostgreSQL text cannot hold it; the others would answer unknown)."""
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{what} must be a str, not {type(value).__name__}")
+    if "\x00" in value:
+        raise InvalidArgument(f"{what} cannot hold a NUL character")
 
 
 def _require_moment(at: object, what: str = "at") -> None:
@@ -478,10 +510,18 @@ class Engine:
         self._lock = threading.RLock()
         self._closed = False
         self._failures = _STORE_FAILURES
+        self._not_failures = _NOT_STORE_FAILURES
         if self.location.kind == "postgresql":
             import psycopg
 
             self._failures = (*_STORE_FAILURES, psycopg.Error)
+            self._not_failures = (
+                *_NOT_STORE_FAILURES,
+                psycopg.IntegrityError,
+                psycopg.ProgrammingError,
+                psycopg.DataError,
+                psycopg.NotSupportedError,
+            )
         if self.location.kind == "sqlite":
             assert self.location.path is not None
             prepare_sqlite_file(self.location.path, create=create)
@@ -493,7 +533,9 @@ class Engine:
                     self.location, lock_timeout=lock_timeout, create_tables=not hold.ready
                 )
                 self.app = LineageApplication(env=env)
-                self.app.recorder.max_notification_id()
+                #: The journal position up to which the aggregate cache is known to be
+                #: current (it is empty yet), and the positions this engine wrote past it.
+                self._seen = self._position()
                 self.view: ViewStore = self._open_view(lock_timeout, hold)
         except BaseException as exc:
             app = self.__dict__.get("app")
@@ -507,19 +549,19 @@ class Engine:
         self.queries = Queries(self.view)
         self.projector = Projector(self.app.recorder, self.view, self._absorb)
         self._routes: dict[tuple[str, str], str] = {}
-        #: The journal position up to which the aggregate cache is known to be current, and
-        #: the positions this engine wrote past it.
-        self._seen = self._position()
         self._own: set[int] = set()
 
-    def _failed(self, exc: Exception) -> StoreError:
-        """The store's own error as a :class:`StoreError` naming the store (the caller raises
-        it ``from exc``); on a closed engine, :class:`EngineClosed`."""
+    def _failed(self, exc: Exception) -> NoReturn:
+        """Raise the store's own error as a :class:`StoreError` naming the store, ``exc`` its
+        cause (:class:`EngineClosed` on a closed engine); one that is no failure of the store
+        (:data:`_NOT_STORE_FAILURES`) is raised as it is. Called while handling ``exc``."""
         if self._closed:
-            return EngineClosed(self.location.display)
+            raise EngineClosed(self.location.display) from exc
+        if isinstance(exc, self._not_failures):
+            raise exc
         lines = str(exc).strip().splitlines()
         reason = lines[0] if lines else type(exc).__name__
-        return StoreError(f"store {self.location.display}: {reason}")
+        raise StoreError(f"store {self.location.display}: {reason}") from exc
 
     def _refresh(self) -> None:
         """Evict the cached aggregates and routes that another writer changed since this
@@ -648,7 +690,7 @@ class Engine:
                         chunk = []
                 self._record_batch(chunk)
             except self._failures as exc:
-                raise self._failed(exc) from exc
+                self._failed(exc)
         return count
 
     def _record_batch(self, observations: list[Observation]) -> None:
@@ -729,7 +771,7 @@ class Engine:
                     self.projector.catch_up()
                 return self._answer(observation, placed) if answer else None
             except self._failures as exc:
-                raise self._failed(exc) from exc
+                self._failed(exc)
 
     def resolve(self, host: str, meta: Mapping[str, Any]) -> AgentLineage | None:
         """The lineage of an MCP tool call from its ``_meta``; journals nothing (REPLAY.md: an
@@ -768,7 +810,7 @@ class Engine:
                     None if claim.parent is None else self.queries.find(claim.parent, claim.host)
                 )
             except self._failures as exc:
-                raise self._failed(exc) from exc
+                self._failed(exc)
         depth = claim.depth if claim.depth is not None else (1 if claim.parent else 0)
         if parent is not None:  # a child's depth is its parent's plus one, whatever _meta implies
             depth = parent.depth + 1
@@ -835,12 +877,8 @@ class Engine:
         self._command(conversation, host, Deleted(conversation, reason))
 
     def _command(self, conversation: str, host: str | None, fact: Fact) -> None:
-        if not isinstance(conversation, str):
-            raise InvalidArgument(
-                f"a conversation must be a str, not {type(conversation).__name__}"
-            )
-        if host is not None and not isinstance(host, str):
-            raise InvalidArgument(f"a host must be a str or None, not {type(host).__name__}")
+        _require_id(conversation, "a conversation")
+        _require_id(host, "a host", optional=True)
         with self._lock:
             if self._closed:
                 raise EngineClosed(self.location.display)
@@ -857,7 +895,7 @@ class Engine:
                 self._record(observation, _utc(self._clock()))
                 self.projector.catch_up()
             except self._failures as exc:
-                raise self._failed(exc) from exc
+                self._failed(exc)
 
     def _record(self, observation: Observation, at: datetime) -> tuple[list[str], bool]:
         """Journal the observation; the conversations it placed, and whether it saved."""
@@ -1216,73 +1254,59 @@ class Engine:
 
     # -- reading --------------------------------------------------------------------------
 
-    def _read(self) -> Queries:
-        """The queries, caught up; only under the lock, on an open engine."""
-        if self._closed:
-            raise EngineClosed(self.location.display)
-        self.projector.catch_up()
-        return self.queries
+    @contextlib.contextmanager
+    def _reading(self, *ids: tuple[object, str]) -> Iterator[Queries]:
+        """The queries, caught up, under the lock, on an open engine, with the store's own
+        failures named; ``ids`` (value, what it is) are checked first. A host may be None."""
+        for value, what in ids:
+            _require_id(value, what, optional=what == "host")
+        with self._lock:
+            if self._closed:
+                raise EngineClosed(self.location.display)
+            try:
+                self.projector.catch_up()
+                yield self.queries
+            except self._failures as exc:
+                self._failed(exc)
 
     def lineage(self, conversation: str, host: str | None = None) -> AgentLineage:
         """The current lineage of a known conversation (raises for an unknown one)."""
-        with self._lock:
-            try:
-                row = self._read().require(conversation, host)
-                return self.queries.lineage_of(row)
-            except self._failures as exc:
-                raise self._failed(exc) from exc
+        with self._reading((conversation, "conversation"), (host, "host")) as queries:
+            return queries.lineage_of(queries.require(conversation, host))
 
     def tree_for(self, conversation: str, host: str | None = None) -> LineageTree | None:
         """The live tree as ``conversation`` sees it; ``None`` when it is unknown."""
-        with self._lock:
-            try:
-                return self._read().tree_for(conversation, host)
-            except self._failures as exc:
-                raise self._failed(exc) from exc
+        with self._reading((conversation, "conversation"), (host, "host")) as queries:
+            return queries.tree_for(conversation, host)
 
     def relation(self, a: str, b: str, host: str | None = None) -> RelationName:
-        with self._lock:
-            try:
-                return self._read().relation(a, b, host)
-            except self._failures as exc:
-                raise self._failed(exc) from exc
+        with self._reading((a, "a conversation"), (b, "a conversation"), (host, "host")) as q:
+            return q.relation(a, b, host)
 
     def chain(self, conversation: str, host: str | None = None) -> Chain:
-        with self._lock:
-            try:
-                return self._read().chain(conversation, host)
-            except self._failures as exc:
-                raise self._failed(exc) from exc
+        with self._reading((conversation, "conversation"), (host, "host")) as queries:
+            return queries.chain(conversation, host)
 
     def provenance(self, sender: str, recipient: str, host: str | None = None) -> Provenance:
-        with self._lock:
-            try:
-                return self._read().provenance(sender, recipient, host)
-            except self._failures as exc:
-                raise self._failed(exc) from exc
+        with self._reading((sender, "sender"), (recipient, "recipient"), (host, "host")) as q:
+            return q.provenance(sender, recipient, host)
 
     def family(self, root: str, host: str | None = None) -> tuple[Member, ...]:
-        with self._lock:
-            try:
-                return self._read().family(root, host)
-            except self._failures as exc:
-                raise self._failed(exc) from exc
+        with self._reading((root, "root"), (host, "host")) as queries:
+            return queries.family(root, host)
 
     def agents(self, as_: str, host: str | None = None) -> tuple[Member, ...]:
-        with self._lock:
-            try:
-                return self._read().agents(as_, host)
-            except self._failures as exc:
-                raise self._failed(exc) from exc
+        with self._reading((as_, "as_"), (host, "host")) as queries:
+            return queries.agents(as_, host)
 
     def forest(
         self, host: str | None = None, *, include_stopped: bool = False, root: str | None = None
     ) -> tuple[ForestNode, ...]:
-        with self._lock:
-            try:
-                return self._read().forest(host, include_stopped=include_stopped, root=root)
-            except self._failures as exc:
-                raise self._failed(exc) from exc
+        ids: list[tuple[object, str]] = [(host, "host")]
+        if root is not None:
+            ids.append((root, "root"))
+        with self._reading(*ids) as queries:
+            return queries.forest(host, include_stopped=include_stopped, root=root)
 
     def as_of(self, *, position: int | None = None, time: datetime | None = None) -> Queries:
         """The tree view as it was at a journal position or a time, answering the same
@@ -1307,7 +1331,7 @@ class Engine:
                 events = [e for e in self.journal(stop=position) if e.timestamp <= cutoff]
                 projector.apply_events(events, position=events[-1].position if events else 0)
         except self._failures as exc:
-            raise self._failed(exc) from exc
+            self._failed(exc)
         return Queries(view)
 
     # -- the journal ----------------------------------------------------------------------
@@ -1319,7 +1343,7 @@ class Engine:
         try:
             return self._position()
         except self._failures as exc:
-            raise self._failed(exc) from exc
+            self._failed(exc)
 
     def _position(self) -> int:
         return int(self.app.recorder.max_notification_id() or 0)
@@ -1335,7 +1359,7 @@ class Engine:
         try:
             yield from read_journal(self.app.recorder, start, stop)
         except self._failures as exc:
-            raise self._failed(exc) from exc
+            self._failed(exc)
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Bring the view up to date with the journal (other processes may have written)."""
@@ -1345,7 +1369,7 @@ class Engine:
             try:
                 return self.projector.catch_up(progress=progress)
             except self._failures as exc:
-                raise self._failed(exc) from exc
+                self._failed(exc)
 
     def rebuild(self, progress: Progress | None = None) -> int:
         """Throw the view away and replay the whole journal into it."""
@@ -1356,7 +1380,7 @@ class Engine:
                 self.queries = Queries(self.view)
                 return self.projector.rebuild(progress=progress)
             except self._failures as exc:
-                raise self._failed(exc) from exc
+                self._failed(exc)
 
     def close(self) -> None:
         """Let the store's connections go; any later call raises :class:`EngineClosed` (a

@@ -25,7 +25,7 @@ from typing import Any
 from eventsourcing.persistence import Subscription
 
 from lineage_es.engine import Engine
-from lineage_es.errors import StoreError
+from lineage_es.errors import EngineClosed, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +147,9 @@ class Follower:
             try:
                 self._follow()
                 delay = self.retry_delay
+            except EngineClosed:
+                self._stopping.set()  # nothing left to follow with
+                break
             except Exception as exc:  # a dropped connection, a restarting server...
                 if self._stopping.is_set():
                     break
@@ -187,6 +190,9 @@ class Follower:
                 return
             try:
                 self._catch_up("resubscribe")
+            except EngineClosed:
+                self._stopping.set()
+                return
             except Exception as exc:
                 log.warning("journal catch-up after subscribing failed: %s", exc)
 
@@ -195,6 +201,9 @@ class Follower:
         while not self._stopping.wait(self.poll_interval):
             try:
                 self._catch_up("poll")
+            except EngineClosed:
+                self._stopping.set()  # its engine is gone: the follower stops with it
+                return
             except Exception as exc:
                 log.warning("journal poll failed: %s", exc)
 

@@ -24,7 +24,12 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
-from lineage_es.errors import AmbiguousConversation, LineageError, UnknownConversation
+from lineage_es.errors import (
+    AmbiguousConversation,
+    LineageError,
+    StoreError,
+    UnknownConversation,
+)
 from lineage_es.model import to_json
 from lineage_es.render import dumps_deep, forest_data
 
@@ -245,6 +250,8 @@ def make_handler(engine: Engine, *, check_host: bool) -> type[BaseHTTPRequestHan
                 status, body = HTTPStatus.NOT_FOUND, {"error": str(exc)}
             except AmbiguousConversation as exc:
                 status, body = HTTPStatus.CONFLICT, {"error": str(exc), "hosts": exc.hosts}
+            except StoreError as exc:  # the store failed, not the request: worth a retry
+                status, body = HTTPStatus.SERVICE_UNAVAILABLE, {"error": str(exc)}
             except LineageError as exc:
                 status, body = HTTPStatus.BAD_REQUEST, {"error": str(exc)}
             except Exception as exc:  # the server keeps serving; the client learns why

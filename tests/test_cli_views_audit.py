@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from lineage_es.cli import main
 from lineage_es.engine import open_engine
+from lineage_es.errors import StoreError
 from lineage_es.serve import LineageServer, make_server, serve_in_thread
 from tests.helpers import Feed
 
@@ -208,3 +209,22 @@ def test_ingest_does_not_call_a_file_of_only_bad_lines_empty(tmp_path: Path) -> 
     _, out = ingest(path, "--store", f"sqlite:///{tmp_path / 'j.sqlite'}")
     assert "empty" not in out and "not read to the end" not in out
     assert "skipped 1 bad line" in out
+
+
+def test_serve_answers_a_store_failure_503_not_a_bad_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def locked(*args: object, **kwargs: object) -> object:
+        raise StoreError("store sqlite:///j.sqlite: database is locked")
+
+    with open_engine("memory://") as engine:
+        monkeypatch.setattr(engine, "forest", locked)
+        running = make_server(engine, "127.0.0.1", 0)
+        serve_in_thread(running)
+        try:
+            status, body = get(running, "/tree")
+        finally:
+            running.shutdown()
+            running.server_close()
+    assert status == 503
+    assert "locked" in body["error"]

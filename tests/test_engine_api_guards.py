@@ -359,3 +359,45 @@ def test_a_view_write_behind_another_writers_lock_is_a_store_error(write_locked:
         pytest.raises(StoreError, match="locked"),
     ):
         engine.rebuild()  # the view's own write
+
+
+# -- what is no failure of the store stays what it is ------------------------------------------
+
+
+@pytest.mark.parametrize("call", ["lineage", "chain", "family", "tree_for"])
+def test_an_id_that_is_not_a_str_is_an_invalid_argument_on_every_store(
+    engine: Engine, call: str
+) -> None:
+    with pytest.raises(InvalidArgument, match="must be a str"):
+        getattr(engine, call)({"a": 1})
+
+
+def test_an_id_holding_nul_is_an_invalid_argument_on_every_store(engine: Engine) -> None:
+    with pytest.raises(InvalidArgument, match="NUL"):
+        engine.lineage("a\x00b")
+    with pytest.raises(InvalidArgument, match="NUL"):
+        engine.relation("x", "a\x00")
+
+
+def test_a_programming_error_of_the_driver_is_not_called_a_store_failure(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open_engine(sqlite_url) as engine:
+
+        def broken(*args: object, **kwargs: object) -> object:
+            raise sqlite3.ProgrammingError("Error binding parameter 1")
+
+        monkeypatch.setattr(engine.app.recorder, "select_notifications", broken)
+        with pytest.raises(sqlite3.ProgrammingError):
+            list(engine.journal())
+
+
+def test_a_follower_of_a_closed_engine_stops_instead_of_retrying() -> None:
+    from lineage_es.follow import Follower
+
+    engine = open_engine("memory://")
+    follower = Follower(engine, poll_interval=0.01, retry_delay=0.01).start()
+    engine.close()
+    follower._stopping.wait(10)
+    assert follower._stopping.is_set()
+    follower.stop()
