@@ -57,6 +57,9 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 #: program's database.
 JOURNAL_TABLE = "stored_events"
 JOURNAL_COLUMNS = ("originator_id", "originator_version", "topic", "state")
+#: How this project's event topics begin (``lineage:`` as registered; a module path for any
+#: class not registered under a short name).
+JOURNAL_TOPIC_PREFIXES = ("lineage:", "lineage_es.")
 
 #: The journal's PostgreSQL connection pool: none opened in advance, one the first time the
 #: journal is read or written, more (up to ``POSTGRES_MAX_OVERFLOW``) only while a thread
@@ -203,8 +206,9 @@ def prepare_sqlite_file(path: Path, *, create: bool = True) -> None:
 
 def _check_is_journal(path: Path) -> None:
     """Refuse a SQLite database that has tables but no journal table of the shape
-    eventsourcing creates. Keyed on that table alone, not on every table a journal holds now:
-    a journal of an older version (no view tables yet) still opens. The check only reads, on
+    eventsourcing creates, or one whose first event is not this project's (another
+    event-sourced program's). Keyed on that table alone, not on every table a journal holds
+    now: a journal of an older version (no view tables yet) still opens. The check only reads, on
     a connection of its own that it closes whatever happens."""
     try:
         with closing(sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True)) as db:
@@ -218,12 +222,23 @@ def _check_is_journal(path: Path) -> None:
             columns = tuple(
                 str(row[1]).lower() for row in db.execute(f"PRAGMA table_info({JOURNAL_TABLE})")
             )
+            first = (
+                db.execute(f"SELECT topic FROM {JOURNAL_TABLE} LIMIT 1").fetchone()
+                if columns == JOURNAL_COLUMNS
+                else None
+            )
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open the store at {path}: {exc}") from None
-    if not names or columns == JOURNAL_COLUMNS:
+    if not names or (columns == JOURNAL_COLUMNS and (first is None or _ours(str(first[0])))):
         return
     shown = ", ".join(names[:5]) + (f", and {len(names) - 5} more" if len(names) > 5 else "")
     raise StoreError(f"{path} is not a lineage journal: it holds other tables ({shown})")
+
+
+def _ours(topic: str) -> bool:
+    """Whether a stored event's topic is one this project journals: any other event-sourced
+    program's ``stored_events`` has eventsourcing's shape too."""
+    return topic.startswith(JOURNAL_TOPIC_PREFIXES)
 
 
 class _DurablePool(SQLiteConnectionPool):

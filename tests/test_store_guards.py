@@ -84,6 +84,27 @@ def test_another_event_sourced_programs_stored_events_is_not_a_journal(tmp_path:
         open_engine(f"sqlite:///{path}")
 
 
+def test_a_journal_of_another_event_sourced_program_of_the_same_shape_is_refused_untouched(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "billing.sqlite"
+    datastore = SQLiteDatastore(str(path))
+    SQLiteApplicationRecorder(datastore).create_table()
+    datastore.close()
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "INSERT INTO stored_events (originator_id, originator_version, topic, state) "
+            "VALUES (?, 1, 'billing.domain:Invoice.Created', x'7b7d')",
+            ("9c5b94b1-35ad-49bb-b118-8e8fc24abf80",),
+        )
+    connection.close()
+    path.chmod(0o600)
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not a lineage journal"):
+        open_engine(f"sqlite:///{path}", create=False)
+    assert path.read_bytes() == before
+
+
 def test_a_journal_of_an_older_version_without_the_view_tables_opens(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite"
     datastore = SQLiteDatastore(str(path))
