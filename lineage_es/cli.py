@@ -11,7 +11,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -296,11 +296,12 @@ def _draw(
 
 
 def _parse_time(text: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not an ISO-8601 time", param_hint="--at") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    from lineage_es.hosts.base import parse_time
+
+    moment = parse_time(text)
+    if moment is None:
+        raise click.BadParameter(f"{text!r} is not an ISO-8601 time", param_hint="--at")
+    return moment
 
 
 @main.command()

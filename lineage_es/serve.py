@@ -16,7 +16,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ from lineage_es.errors import (
     StoreError,
     UnknownConversation,
 )
+from lineage_es.hosts.base import parse_time
 from lineage_es.model import to_json
 from lineage_es.render import dumps_deep, forest_data
 
@@ -150,13 +151,10 @@ def _time(query: dict[str, list[str]], key: str) -> datetime | None:
     value = _one(query, key)
     if value is None:
         return None
-    try:
-        moment = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
-    except ValueError:
-        raise ApiError(
-            HTTPStatus.BAD_REQUEST, f"{key} must be an ISO-8601 time, not {value!r}"
-        ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    moment = parse_time(value)
+    if moment is None:
+        raise ApiError(HTTPStatus.BAD_REQUEST, f"{key} must be an ISO-8601 time, not {value!r}")
+    return moment
 
 
 def _position(query: dict[str, list[str]], key: str) -> int | None:
