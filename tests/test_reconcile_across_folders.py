@@ -94,3 +94,25 @@ def test_thread_moved_to_an_imported_folder_not_read_since_is_kept(
     archive(path, archived)
     report = import_codex(memory, sessions, reconcile_gone=True)
     assert (report.deleted, report.kept) == ([], [PARENT])
+
+
+def test_thread_archived_before_the_archive_was_ever_imported_survives_reconcile(
+    tmp_path: Path, memory: Engine
+) -> None:
+    sessions, archived = folders(tmp_path)
+    path = finished_thread(sessions)
+    import_codex(memory, sessions)
+    archive(path, archived)
+    report = import_codex(memory, sessions, reconcile_gone=True)
+    assert (report.deleted, report.kept) == ([], [PARENT])
+
+
+def test_thread_deleted_not_archived_is_reconciled_though_an_archive_lies_beside(
+    tmp_path: Path, memory: Engine
+) -> None:
+    sessions, _ = folders(tmp_path)
+    path = finished_thread(sessions)
+    import_codex(memory, sessions)
+    path.unlink()
+    report = import_codex(memory, sessions, reconcile_gone=True)
+    assert report.deleted == [PARENT]

@@ -64,6 +64,9 @@ if TYPE_CHECKING:
 
 DEFAULT_FOLDER = Path("~/.codex/sessions")
 
+#: Where Codex moves an archived thread's rollout: a folder beside ``sessions``.
+ARCHIVE_FOLDER = "archived_sessions"
+
 #: A line that begins a row but does not parse: cut off mid-write (a crash, a full disk) and,
 #: in the middle of a file, followed by the next row on a line of its own or on the same one.
 TORN = "torn line (a row cut off mid-write)"
@@ -130,7 +133,11 @@ def import_codex(
     present = {f.rel for f in found}
     count_gone(ledger, present, report)
     if reconcile_gone:
-        reconcile(engine, ledger, present, report)
+        # Codex archives a thread by moving its rollout, flat, to ``archived_sessions``
+        # beside ``sessions``: there it is no delete, imported from there yet or not.
+        archive = root.parent / ARCHIVE_FOLDER
+        moved_to = [archive] if root.name == "sessions" and archive.is_dir() else []
+        reconcile(engine, ledger, present, report, moved_to=moved_to)
     return report
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat as stat_module
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -288,7 +288,14 @@ def feed(engine: Engine, timed: list[Timed], report: ImportReport) -> None:
     report.journaled += engine.position() - before
 
 
-def reconcile(engine: Engine, ledger: Ledger, present: set[str], report: ImportReport) -> None:
+def reconcile(
+    engine: Engine,
+    ledger: Ledger,
+    present: set[str],
+    report: ImportReport,
+    *,
+    moved_to: Sequence[Path] = (),
+) -> None:
     """Delete, as ``gc``, each conversation every file holding it is gone from disk,
     journaled like any delete (so ``family()`` stops listing it); then drop the gone files
     from the ledger.
@@ -307,7 +314,8 @@ def reconcile(engine: Engine, ledger: Ledger, present: set[str], report: ImportR
     Files of the host's other imported folders hold conversations too, when still on disk:
     Codex archives a thread by moving its rollout to another folder, which is no delete.
     A gone file whose name lies in such a folder, not imported from there yet, holds what
-    it held until it is.
+    it held until it is; so does one whose name lies in a folder of ``moved_to`` (where the
+    host's importer knows the host moves files), imported or not.
     """
     report.reconciled = True
     files = ledger.files
@@ -317,7 +325,8 @@ def reconcile(engine: Engine, ledger: Ledger, present: set[str], report: ImportR
         return
     engine.catch_up()
     others = _other_folders(engine, ledger)
-    moved = {rel for rel in gone if _moved_to(rel, others)}
+    places = [*others, *((str(folder), {}) for folder in moved_to)]
+    moved = {rel for rel in gone if _moved_to(rel, places)}
     # Each conversation of a gone file with every file that holds it, here or in another
     # folder of the host: what that file owns, and whether it is still on disk.
     holders: dict[str, list[tuple[Any, bool]]] = {}
