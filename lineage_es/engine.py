@@ -812,11 +812,12 @@ class Engine:
             except self._failures as exc:
                 self._failed(exc)
         depth = claim.depth if claim.depth is not None else (1 if claim.parent else 0)
-        if parent is not None:  # a child's depth is its parent's plus one, whatever _meta implies
-            depth = parent.depth + 1
+        root = claim.root or claim.conversation
+        if parent is not None:  # a known parent gives its depth plus one and its root
+            depth, root = parent.depth + 1, parent.root
         return AgentLineage(
             conversation=claim.conversation,
-            root=claim.root or claim.conversation,
+            root=root,
             depth=depth,
             resolution="native",
             parent=claim.parent,

@@ -200,3 +200,13 @@ def test_meta_of_a_thread_never_seen_still_journals_nothing(misplaced: Engine) -
         "native",
         None,
     )
+
+
+def test_a_thread_never_seen_under_a_known_parent_takes_that_parents_root(
+    misplaced: Engine,
+) -> None:
+    turn = {"thread_id": UNSEEN, "parent_thread_id": B}  # no session_id: no root named
+    no_session = {"threadId": UNSEEN, "x-codex-turn-metadata": turn}
+    lineage = misplaced.resolve("codex", no_session)
+    assert lineage is not None
+    assert (lineage.root, lineage.parent, lineage.depth) == (ROOT, B, 2)
