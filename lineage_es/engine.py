@@ -224,6 +224,20 @@ _NOT_STORE_FAILURES: tuple[type[Exception], ...] = (
 )
 
 
+#: SQLSTATEs PostgreSQL files under its programming errors that are the store's state, not a
+#: caller's mistake: no privilege, no such table, no such schema.
+_STORE_SIDE_STATES = frozenset({"42501", "42P01", "3F000"})
+
+
+def _store_side(exc: BaseException) -> bool:
+    """Whether an error of a caller-fault class is the store's doing all the same (a role
+    that may only read, a table or schema dropped): by the driver's SQLSTATE."""
+    for error in (exc, exc.__cause__):
+        if getattr(error, "sqlstate", None) in _STORE_SIDE_STATES:
+            return True
+    return False
+
+
 def _name_problem(name: object) -> str | None:
     """Why ``name`` cannot be a display name; ``None`` when it can."""
     if not isinstance(name, str):
@@ -557,7 +571,7 @@ class Engine:
         (:data:`_NOT_STORE_FAILURES`) is raised as it is. Called while handling ``exc``."""
         if self._closed:
             raise EngineClosed(self.location.display) from exc
-        if isinstance(exc, self._not_failures):
+        if isinstance(exc, self._not_failures) and not _store_side(exc):
             raise exc
         lines = str(exc).strip().splitlines()
         reason = lines[0] if lines else type(exc).__name__

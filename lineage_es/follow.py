@@ -91,15 +91,20 @@ class Follower:
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop following and wait for the threads to end."""
+        for thread in self._halt():
+            thread.join(timeout)
+
+    def _halt(self) -> list[threading.Thread]:
+        """Stop following without waiting (a thread of the follower's own may call it):
+        waiters are woken, the subscription stopped; the threads to wait for are returned."""
         self._stopping.set()
         with self._changed:
             subscription = self._subscription
-            threads = list(self._threads)
+            threads = [t for t in self._threads if t is not threading.current_thread()]
             self._changed.notify_all()
         if subscription is not None:
             subscription.stop()
-        for thread in threads:
-            thread.join(timeout)
+        return threads
 
     def __enter__(self) -> Follower:
         return self.start()
@@ -148,7 +153,7 @@ class Follower:
                 self._follow()
                 delay = self.retry_delay
             except EngineClosed:
-                self._stopping.set()  # nothing left to follow with
+                self._halt()  # nothing left to follow with
                 break
             except Exception as exc:  # a dropped connection, a restarting server...
                 if self._stopping.is_set():
@@ -191,7 +196,7 @@ class Follower:
             try:
                 self._catch_up("resubscribe")
             except EngineClosed:
-                self._stopping.set()
+                self._halt()
                 return
             except Exception as exc:
                 log.warning("journal catch-up after subscribing failed: %s", exc)
@@ -202,7 +207,7 @@ class Follower:
             try:
                 self._catch_up("poll")
             except EngineClosed:
-                self._stopping.set()  # its engine is gone: the follower stops with it
+                self._halt()  # its engine is gone: the follower stops with it
                 return
             except Exception as exc:
                 log.warning("journal poll failed: %s", exc)

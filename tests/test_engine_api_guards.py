@@ -401,3 +401,37 @@ def test_a_follower_of_a_closed_engine_stops_instead_of_retrying() -> None:
     follower._stopping.wait(10)
     assert follower._stopping.is_set()
     follower.stop()
+
+
+def test_a_postgresql_permission_denied_is_a_store_error_though_filed_as_programming(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from eventsourcing.persistence import ProgrammingError
+
+    with open_engine(sqlite_url) as engine:
+
+        def denied(*args: object, **kwargs: object) -> object:
+            try:
+                raise psycopg.errors.InsufficientPrivilege("permission denied for table x")
+            except psycopg.Error as exc:
+                raise ProgrammingError(str(exc)) from exc
+
+        monkeypatch.setattr(engine.app.recorder, "select_notifications", denied)
+        with pytest.raises(StoreError, match="permission denied"):
+            list(engine.journal())
+
+
+def test_waiters_on_a_follower_whose_engine_closed_are_woken() -> None:
+    import threading
+
+    from lineage_es.follow import Follower
+
+    engine = open_engine("memory://")
+    follower = Follower(engine, poll_interval=0.01, retry_delay=0.01).start()
+    answers: list[bool] = []
+    waiter = threading.Thread(target=lambda: answers.append(follower.wait_for(10**9, 600)))
+    waiter.start()
+    engine.close()
+    waiter.join(60)  # woken by the stop, not by its 600 s timeout
+    assert answers == [False]
+    follower.stop()
