@@ -683,28 +683,23 @@ class Engine:
             raise InvalidArgument(f"batch must be a positive int, not {batch!r}")
         count = 0
         chunk: list[Observation] = []
-        with self._lock:
-            if self._closed:
-                raise EngineClosed(self.location.display)
-            try:
-                for observation in observations:
-                    _require_observation(observation)
-                    if observation.requester is None:
-                        continue
-                    count += 1
-                    if observation.root is None:
-                        self._record_batch(chunk)
-                        chunk = []
-                        self._observe(observation, None, answer=False)
-                        continue
-                    _check_ids(observation)
-                    chunk.append(observation)
-                    if len(chunk) >= batch:
-                        self._record_batch(chunk)
-                        chunk = []
-                self._record_batch(chunk)
-            except self._failures as exc:
-                self._failed(exc)
+        with self._guarded():
+            for observation in observations:
+                _require_observation(observation)
+                if observation.requester is None:
+                    continue
+                count += 1
+                if observation.root is None:
+                    self._record_batch(chunk)
+                    chunk = []
+                    self._observe(observation, None, answer=False)
+                    continue
+                _check_ids(observation)
+                chunk.append(observation)
+                if len(chunk) >= batch:
+                    self._record_batch(chunk)
+                    chunk = []
+            self._record_batch(chunk)
         return count
 
     def _record_batch(self, observations: list[Observation]) -> None:
@@ -773,19 +768,14 @@ class Engine:
     def _observe(
         self, observation: Observation, at: datetime | None, *, answer: bool
     ) -> AgentLineage | None:
-        with self._lock:
-            if self._closed:
-                raise EngineClosed(self.location.display)
+        with self._guarded():
             if observation.requester is None:
                 return None
             when = _utc(observation.at or at or self._clock())
-            try:
-                placed, saved = self._record(observation, when)
-                if saved:
-                    self.projector.catch_up()
-                return self._answer(observation, placed) if answer else None
-            except self._failures as exc:
-                self._failed(exc)
+            placed, saved = self._record(observation, when)
+            if saved:
+                self.projector.catch_up()
+            return self._answer(observation, placed) if answer else None
 
     def resolve(self, host: str, meta: Mapping[str, Any]) -> AgentLineage | None:
         """The lineage of an MCP tool call from its ``_meta``; journals nothing (REPLAY.md: an
@@ -799,32 +789,24 @@ class Engine:
         (:meth:`_meta_parent`): the host's own statement is never answered against.
         """
         claim = hosts.adapter(host).claim(meta)
-        with self._lock:
-            if self._closed:
-                raise EngineClosed(self.location.display)
+        with self._guarded():
             if claim is None:
                 return None
-            try:
-                self.projector.catch_up()
-                known = self.queries.find(claim.conversation, claim.host)
-                if known is not None:
-                    answer = self.queries.lineage_of(
-                        known, resolution=self._registry(known.resolution)
-                    )
-                    stated = self._meta_parent(claim, known)
-                    if stated is None:
-                        return answer
-                    return dataclasses.replace(
-                        answer,
-                        parent=stated.conversation,
-                        depth=stated.depth + 1,
-                        resolution="native",
-                    )
-                parent = (
-                    None if claim.parent is None else self.queries.find(claim.parent, claim.host)
+            self.projector.catch_up()
+            known = self.queries.find(claim.conversation, claim.host)
+            if known is not None:
+                answer = self.queries.lineage_of(known, resolution=self._registry(known.resolution))
+                stated = self._meta_parent(claim, known)
+                if stated is None:
+                    return answer
+                return dataclasses.replace(
+                    answer,
+                    parent=stated.conversation,
+                    depth=stated.depth + 1,
+                    resolution="native",
+                    ambiguous=False,  # a lineage with a parent edge
                 )
-            except self._failures as exc:
-                self._failed(exc)
+            parent = None if claim.parent is None else self.queries.find(claim.parent, claim.host)
         depth = claim.depth if claim.depth is not None else (1 if claim.parent else 0)
         root = claim.root or claim.conversation
         if parent is not None:  # a known parent gives its depth plus one and its root
@@ -894,23 +876,18 @@ class Engine:
     def _command(self, conversation: str, host: str | None, fact: Fact) -> None:
         _require_id(conversation, "a conversation")
         _require_id(host, "a host", optional=True)
-        with self._lock:
-            if self._closed:
-                raise EngineClosed(self.location.display)
-            try:
-                self.projector.catch_up()
-                row = self.queries.require(conversation, host)
-                observation = Observation(
-                    host=row.host,  # type: ignore[arg-type]
-                    requester=row.key,
-                    key="",
-                    facts=(fact,),
-                    root=row.root,
-                )
-                self._record(observation, _utc(self._clock()))
-                self.projector.catch_up()
-            except self._failures as exc:
-                self._failed(exc)
+        with self._guarded():
+            self.projector.catch_up()
+            row = self.queries.require(conversation, host)
+            observation = Observation(
+                host=row.host,  # type: ignore[arg-type]
+                requester=row.key,
+                key="",
+                facts=(fact,),
+                root=row.root,
+            )
+            self._record(observation, _utc(self._clock()))
+            self.projector.catch_up()
 
     def _record(self, observation: Observation, at: datetime) -> tuple[list[str], bool]:
         """Journal the observation; the conversations it placed, and whether it saved."""
@@ -1270,19 +1247,26 @@ class Engine:
     # -- reading --------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _reading(self, *ids: tuple[object, str]) -> Iterator[Queries]:
-        """The queries, caught up, under the lock, on an open engine, with the store's own
-        failures named; ``ids`` (value, what it is) are checked first. A host may be None."""
-        for value, what in ids:
-            _require_id(value, what, optional=what == "host")
-        with self._lock:
+    def _guarded(self, *, locked: bool = True) -> Iterator[None]:
+        """On an open engine (else :class:`EngineClosed`), under the lock unless ``locked`` is
+        false, with the store's own failures named (:meth:`_failed`): every public call."""
+        with self._lock if locked else contextlib.nullcontext():
             if self._closed:
                 raise EngineClosed(self.location.display)
             try:
-                self.projector.catch_up()
-                yield self.queries
+                yield
             except self._failures as exc:
                 self._failed(exc)
+
+    @contextlib.contextmanager
+    def _reading(self, *ids: tuple[object, str]) -> Iterator[Queries]:
+        """The queries, caught up, :meth:`_guarded`; ``ids`` (value, what it is) are checked
+        first. A host may be None."""
+        for value, what in ids:
+            _require_id(value, what, optional=what == "host")
+        with self._guarded():
+            self.projector.catch_up()
+            yield self.queries
 
     def lineage(self, conversation: str, host: str | None = None) -> AgentLineage:
         """The current lineage of a known conversation (raises for an unknown one)."""
@@ -1334,31 +1318,23 @@ class Engine:
         ):
             raise InvalidArgument(f"position must be an int, 0 or more, not {position!r}")
         _require_moment(time, "time")
-        if self._closed:
-            raise EngineClosed(self.location.display)
         view = MemoryView()
-        projector = Projector(self.app.recorder, view)
-        try:
+        with self._guarded(locked=False):  # its own view: the engine's may move meanwhile
+            projector = Projector(self.app.recorder, view)
             if time is None:
                 projector.catch_up(stop=position)
             else:
                 cutoff = iso(_utc(time))
                 events = [e for e in self.journal(stop=position) if e.timestamp <= cutoff]
                 projector.apply_events(events, position=events[-1].position if events else 0)
-        except self._failures as exc:
-            self._failed(exc)
         return Queries(view)
 
     # -- the journal ----------------------------------------------------------------------
 
     def position(self) -> int:
         """The journal's last position (0 when empty)."""
-        if self._closed:
-            raise EngineClosed(self.location.display)
-        try:
+        with self._guarded(locked=False):
             return self._position()
-        except self._failures as exc:
-            self._failed(exc)
 
     def _position(self) -> int:
         return int(self.app.recorder.max_notification_id() or 0)
@@ -1378,24 +1354,14 @@ class Engine:
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Bring the view up to date with the journal (other processes may have written)."""
-        with self._lock:
-            if self._closed:
-                raise EngineClosed(self.location.display)
-            try:
-                return self.projector.catch_up(progress=progress)
-            except self._failures as exc:
-                self._failed(exc)
+        with self._guarded():
+            return self.projector.catch_up(progress=progress)
 
     def rebuild(self, progress: Progress | None = None) -> int:
         """Throw the view away and replay the whole journal into it."""
-        with self._lock:
-            if self._closed:
-                raise EngineClosed(self.location.display)
-            try:
-                self.queries = Queries(self.view)
-                return self.projector.rebuild(progress=progress)
-            except self._failures as exc:
-                self._failed(exc)
+        with self._guarded():
+            self.queries = Queries(self.view)
+            return self.projector.rebuild(progress=progress)
 
     def close(self) -> None:
         """Let the store's connections go; any later call raises :class:`EngineClosed` (a

@@ -98,7 +98,7 @@ def answer(engine: Engine, target: str) -> Any:
     host = _host(query)
     if endpoint == "/":
         return {"endpoints": ENDPOINTS}
-    if path == "/tree":
+    if endpoint == "/tree":
         include = _flag(query, "all")
         root = _one(query, "root")
         at, position = _time(query, "at"), _position(query, "position")
@@ -113,16 +113,14 @@ def answer(engine: Engine, target: str) -> Any:
             queries = engine.as_of(position=position, time=at)
             forest = queries.forest(host, include_stopped=include, root=root)
         return Encoded(dumps_deep(forest_data(forest)))
-    if path.startswith("/lineage/"):
-        return to_json(engine.lineage(_id(path, "/lineage/"), host))
-    if path.startswith("/chain/"):
-        return to_json(engine.chain(_id(path, "/chain/"), host))
-    if path == "/relation":
-        a, b = _one(query, "a"), _one(query, "b")
-        if not a or not b:
-            raise ApiError(HTTPStatus.BAD_REQUEST, "give both conversations: /relation?a=A&b=B")
-        return {"a": a, "b": b, "relation": engine.relation(a, b, host)}
-    raise ApiError(HTTPStatus.NOT_FOUND, f"no such endpoint {path!r}; try /")
+    if endpoint == "/lineage/":
+        return to_json(engine.lineage(_id(path, endpoint), host))
+    if endpoint == "/chain/":
+        return to_json(engine.chain(_id(path, endpoint), host))
+    a, b = _one(query, "a"), _one(query, "b")  # /relation, the last of PARAMETERS
+    if not a or not b:
+        raise ApiError(HTTPStatus.BAD_REQUEST, "give both conversations: /relation?a=A&b=B")
+    return {"a": a, "b": b, "relation": engine.relation(a, b, host)}
 
 
 def _endpoint(path: str) -> str:
