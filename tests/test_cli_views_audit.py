@@ -12,7 +12,6 @@ each later observation one second on.
 from __future__ import annotations
 
 import http.client
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,38 +23,11 @@ from lineage_es.cli import main
 from lineage_es.engine import open_engine
 from lineage_es.errors import StoreError
 from lineage_es.serve import LineageServer, make_server, serve_in_thread
-from tests.helpers import Feed
+from tests import test_ambiguous_placement as ambiguous
 
-
-@pytest.fixture
-def store(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path / 'journal.sqlite'}"
-    with open_engine(url) as engine:
-        feed = Feed(engine)
-        feed.root("R")  # position 1, 00:00:01
-        feed.child("R", "R", "A")  # 00:00:02 to 00:00:04
-        feed.spawn("R", "R", "K-root")
-        feed.spawn("R", "A", "K-a")
-        feed.start("R", "X")  # 00:00:07
-    return url
-
-
-@pytest.fixture
-def server(store: str) -> Iterator[LineageServer]:
-    with open_engine(store) as engine:
-        running = make_server(engine, "127.0.0.1", 0)
-        serve_in_thread(running)
-        try:
-            yield running
-        finally:
-            running.shutdown()
-            running.server_close()
-
-
-def run(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args))
-    assert result.exit_code == 0, result.output
-    return result.output
+#: The store (R, A; X ambiguous), a server over it and the command runner, as the ambiguous
+#: placement tests have them.
+store, server, run = ambiguous.store, ambiguous.server, ambiguous.run
 
 
 def line_of(out: str, conversation: str) -> str:

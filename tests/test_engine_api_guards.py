@@ -58,6 +58,15 @@ def write_locked(sqlite_url: str) -> Iterator[str]:
         holder.close()
 
 
+def journal_reads_raise(engine: Engine, monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    """Every read of ``engine``'s journal raises ``error``, as its driver would."""
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise error
+
+    monkeypatch.setattr(engine.app.recorder, "select_notifications", broken)
+
+
 # -- arguments --------------------------------------------------------------------------------
 
 UNFIT_NAMES = [
@@ -317,11 +326,7 @@ def test_a_store_error_while_reading_the_journal_is_named(
     sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with open_engine(sqlite_url) as engine:
-
-        def broken(*args: object, **kwargs: object) -> object:
-            raise sqlite3.DatabaseError("database disk image is malformed")
-
-        monkeypatch.setattr(engine.app.recorder, "select_notifications", broken)
+        journal_reads_raise(engine, monkeypatch, sqlite3.DatabaseError("disk image is malformed"))
         with pytest.raises(StoreError, match="malformed"):
             list(engine.journal())
 
@@ -383,11 +388,7 @@ def test_a_programming_error_of_the_driver_is_not_called_a_store_failure(
     sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with open_engine(sqlite_url) as engine:
-
-        def broken(*args: object, **kwargs: object) -> object:
-            raise sqlite3.ProgrammingError("Error binding parameter 1")
-
-        monkeypatch.setattr(engine.app.recorder, "select_notifications", broken)
+        journal_reads_raise(engine, monkeypatch, sqlite3.ProgrammingError("Error binding"))
         with pytest.raises(sqlite3.ProgrammingError):
             list(engine.journal())
 
@@ -408,15 +409,10 @@ def test_a_postgresql_permission_denied_is_a_store_error_though_filed_as_program
 ) -> None:
     from eventsourcing.persistence import ProgrammingError
 
+    denied = ProgrammingError("permission denied for table x")
+    denied.__cause__ = psycopg.errors.InsufficientPrivilege("permission denied for table x")
     with open_engine(sqlite_url) as engine:
-
-        def denied(*args: object, **kwargs: object) -> object:
-            try:
-                raise psycopg.errors.InsufficientPrivilege("permission denied for table x")
-            except psycopg.Error as exc:
-                raise ProgrammingError(str(exc)) from exc
-
-        monkeypatch.setattr(engine.app.recorder, "select_notifications", denied)
+        journal_reads_raise(engine, monkeypatch, denied)
         with pytest.raises(StoreError, match="permission denied"):
             list(engine.journal())
 
