@@ -804,7 +804,6 @@ class Engine:
                     parent=stated.conversation,
                     depth=stated.depth + 1,
                     resolution="native",
-                    ambiguous=False,  # a lineage with a parent edge
                 )
             parent = None if claim.parent is None else self.queries.find(claim.parent, claim.host)
         depth = claim.depth if claim.depth is not None else (1 if claim.parent else 0)

@@ -97,6 +97,13 @@ class AgentLineage:
     name: str | None = None
     ambiguous: bool = False
 
+    def __post_init__(self) -> None:
+        """A lineage that names a parent is not ambiguous: an answer that takes a parent
+        stated elsewhere over an ambiguous placement (``Engine.resolve``, by
+        ``dataclasses.replace``) must not keep the flag."""
+        if self.ambiguous and self.parent is not None:
+            object.__setattr__(self, "ambiguous", False)
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AgentLineage:
         return cls(
