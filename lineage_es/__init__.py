@@ -38,7 +38,7 @@ from lineage_es.model import (
 )
 
 if TYPE_CHECKING:
-    from lineage_es.engine import Engine, open_engine
+    from lineage_es.engine.engine import Engine, open_engine
 
 __version__ = "0.1.0"
 
@@ -46,7 +46,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> Any:
     # The engine pulls in eventsourcing; keep `import lineage_es` light for hook processes.
     if name in ("Engine", "open_engine"):
-        from lineage_es import engine
+        from lineage_es.engine import engine
 
         return getattr(engine, name)
     raise AttributeError(f"module 'lineage_es' has no attribute {name!r}")

@@ -122,8 +122,8 @@ class Stopped:
 
     ``provisional``: the stop says only that a record ended there (an import's stop at a
     file's last row: the file may go on). A later fact showing the node went on takes it back
-    from that moment (:meth:`~lineage_es.domain.RootLineage.stop`,
-    :meth:`~lineage_es.domain.RootLineage.resume`); a stop the host stated is never
+    from that moment (:meth:`~lineage_es.domain.root.RootLineage.stop`,
+    :meth:`~lineage_es.domain.root.RootLineage.resume`); a stop the host stated is never
     provisional.
     """
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from eventsourcing.persistence import Subscription
 
-from lineage_es.engine import Engine
+from lineage_es.engine.engine import Engine
 from lineage_es.errors import EngineClosed, StoreError
 
 log = logging.getLogger(__name__)

@@ -145,7 +145,7 @@ def run_hook(
         payload = parse_payload(raw, check=False)
         taken = choose_host(host, payload)
         _import_engine(taken, freeze=own_process)
-        from lineage_es.engine import open_engine
+        from lineage_es.engine.engine import open_engine
         from lineage_es.hosts import adapter
 
         # The adapter judges the payload before it is recorded: a recording holds only what
@@ -213,8 +213,8 @@ def _import_engine(host: str, *, freeze: bool) -> None:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        import lineage_es.engine
-        import lineage_es.sqlview  # noqa: F401 (the view of SQLite and PostgreSQL stores)
+        import lineage_es.engine.engine
+        import lineage_es.read.sqlview  # noqa: F401 (the view of SQLite and PostgreSQL stores)
         from lineage_es.hosts import adapter
 
         adapter(host)  # imports the host's adapter module

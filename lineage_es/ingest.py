@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lineage_es.engine import Engine
+from lineage_es.engine.engine import Engine
 from lineage_es.errors import InputError, PayloadError
 from lineage_es.facts import Observation
 from lineage_es.hosts import adapter, detect

@@ -20,11 +20,11 @@ from uuid import UUID
 import orjson
 from eventsourcing.persistence import ApplicationRecorder, Notification, StoredEvent
 
-from lineage_es.domain import EVENT_CLASSES
+from lineage_es.domain.root import EVENT_CLASSES
 from lineage_es.errors import JournalFormatError, LineageError
 from lineage_es.lines import MAX_LINE_BYTES, LineTooLong, bounded_lines
-from lineage_es.projection import PAGE_SIZE, Projector, decode
-from lineage_es.view import MemoryView, NodeRow
+from lineage_es.read.projection import PAGE_SIZE, Projector, decode
+from lineage_es.read.view import MemoryView, NodeRow
 
 FORMAT = "lineage-es-journal"
 VERSION = "1.1"
@@ -32,7 +32,7 @@ MAJOR = 1
 DEFAULT_MAX_TOTAL_BYTES = 64 * 1024 * 1024 * 1024
 
 if TYPE_CHECKING:
-    from lineage_es.engine import Engine
+    from lineage_es.engine.engine import Engine
 
 
 @dataclass

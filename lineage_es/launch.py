@@ -2,7 +2,7 @@
 
 A host runs ``lineage hook`` on every event, so its process time is the hook's cost; click's
 import alone is a third of a hook's budget. Every other command, and ``lineage hook --help``,
-goes through the click application in :mod:`lineage_es.cli`.
+goes through the click application in :mod:`lineage_es.cli.main`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,6 @@ def main() -> None:
         from lineage_es.hook import run_process
 
         run_process(args[1:])
-    from lineage_es.cli import main as cli_main
+    from lineage_es.cli.main import main as cli_main
 
     cli_main()

@@ -32,10 +32,10 @@ from lineage_es.errors import (
 )
 from lineage_es.hosts.base import parse_time
 from lineage_es.model import to_json
-from lineage_es.render import dumps_deep, forest_data
+from lineage_es.read.render import dumps_deep, forest_data
 
 if TYPE_CHECKING:
-    from lineage_es.engine import Engine
+    from lineage_es.engine.engine import Engine
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7421
@@ -84,7 +84,7 @@ def is_loopback(host: str) -> bool:
 
 class Encoded(bytes):
     """An answer already written as JSON: the tree, which may be nested deeper than orjson
-    writes (:func:`lineage_es.render.dumps_deep`)."""
+    writes (:func:`lineage_es.read.render.dumps_deep`)."""
 
 
 def answer(engine: Engine, target: str) -> Any:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from lineage_es.engine import Engine
+    from lineage_es.engine.engine import Engine
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("LINEAGE_CORPUS", REPO.parent / "shared" / "corpus"))
@@ -28,7 +28,7 @@ def corpus() -> Path:
 @pytest.fixture
 def memory() -> Engine:
     """An engine on the in-memory store alone, for tests whose subject is not the store."""
-    from lineage_es.engine import open_engine
+    from lineage_es.engine.engine import open_engine
 
     return open_engine("memory://")
 
@@ -79,7 +79,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def engine(store_url: str) -> Iterator[Engine]:
-    from lineage_es.engine import open_engine
+    from lineage_es.engine.engine import open_engine
 
     with open_engine(store_url) as opened:
         yield opened

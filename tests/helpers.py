@@ -23,7 +23,7 @@ from lineage_es.facts import (
 from lineage_es.model import AgentLineage
 
 if TYPE_CHECKING:
-    from lineage_es.engine import Engine
+    from lineage_es.engine.engine import Engine
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -15,8 +15,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from lineage_es.cli import main
-from lineage_es.engine import open_engine
+from lineage_es.cli.main import main
+from lineage_es.engine.engine import open_engine
 from lineage_es.serve import LineageServer, make_server, serve_in_thread
 from tests.helpers import Feed
 

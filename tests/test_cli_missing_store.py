@@ -12,8 +12,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from lineage_es.cli import main, open_store
-from lineage_es.engine import open_engine
+from lineage_es.cli.main import main, open_store
+from lineage_es.engine.engine import open_engine
 from lineage_es.journal import export_journal
 
 READERS = [
@@ -46,7 +46,7 @@ def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
     def waits(*args: object, **kwargs: object) -> None:
         raise AssertionError("it went on to wait on a store it should have refused")
 
-    monkeypatch.setattr("lineage_es.cli_live.watch_loop", waits)
+    monkeypatch.setattr("lineage_es.cli.live.watch_loop", waits)
     monkeypatch.setattr("lineage_es.serve.make_server", waits)
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lineage_es.cli import main
-from lineage_es.engine import open_engine
+from lineage_es.cli.main import main
+from lineage_es.engine.engine import open_engine
 from lineage_es.errors import StoreError
 from lineage_es.hook_config import HookConfigError, hook_command
 from lineage_es.replay import cli as replay_cli

@@ -19,8 +19,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from lineage_es.cli import main
-from lineage_es.engine import open_engine
+from lineage_es.cli.main import main
+from lineage_es.engine.engine import open_engine
 from lineage_es.errors import StoreError
 from lineage_es.serve import LineageServer, make_server, serve_in_thread
 from tests import test_ambiguous_placement as ambiguous

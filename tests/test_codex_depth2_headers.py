@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from lineage_es.engine import Engine
+from lineage_es.engine.engine import Engine
 from lineage_es.importers import import_codex
 from tests.test_import_codex import (
     CHILD,

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from lineage_es.engine import open_engine
+from lineage_es.engine.engine import open_engine
 from lineage_es.errors import InputError
 from lineage_es.facts import (
     Acted,

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.hosts.cursor import unwrap_fixture
 from lineage_es.model import AgentLineage, ForestNode
 from lineage_es.replay.inputs import McpRow, ObservationRow, PayloadRow, read_rows

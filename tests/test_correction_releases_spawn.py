@@ -18,8 +18,8 @@ import orjson
 import pytest
 from eventsourcing.persistence import StoredEvent
 
-from lineage_es.domain import RootLineage, root_id
-from lineage_es.engine import Engine, open_engine
+from lineage_es.domain.root import RootLineage, root_id
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import ChildIdentified, Observation
 from tests.test_host_codex import ROOT, hook, spawn_call
 from tests.test_resolve_meta import A, B, G, two_children

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.model import ForestNode
 from tests.helpers import Feed
 

@@ -21,8 +21,8 @@ from typing import Any
 
 from eventsourcing.domain import Snapshot
 
-from lineage_es.domain import RootLineage, root_id
-from lineage_es.engine import Engine, open_engine
+from lineage_es.domain.root import RootLineage, root_id
+from lineage_es.engine.engine import Engine, open_engine
 from tests.test_lifetimes import AGENT, SESSION, claude
 
 AT = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

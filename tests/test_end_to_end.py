@@ -17,12 +17,12 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from lineage_es.cli import main
-from lineage_es.cli_live import watch_loop
-from lineage_es.engine import open_engine
+from lineage_es.cli.live import watch_loop
+from lineage_es.cli.main import main
+from lineage_es.engine.engine import open_engine
 from lineage_es.facts import Resolution
 from lineage_es.model import ForestNode, Status
-from lineage_es.render import forest_json, forest_text
+from lineage_es.read.render import forest_json, forest_text
 from lineage_es.replay import run_replay
 from tests.conftest import REPO
 from tests.helpers import Feed

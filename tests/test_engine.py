@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lineage_es.engine import Engine
+from lineage_es.engine.engine import Engine
 from lineage_es.errors import LineageError, UnknownConversation
 from lineage_es.facts import ChildIdentified, Resumed, RootSeen, SessionEnded, SpawnRequested
 from lineage_es.model import AgentLineage, LineageTree

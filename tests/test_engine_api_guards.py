@@ -16,10 +16,16 @@ import psycopg
 import pytest
 from eventsourcing.persistence import IntegrityError, OperationalError
 
-from lineage_es.engine import MAX_NAME_LENGTH, Engine, EngineClosed, InvalidArgument, open_engine
+from lineage_es.engine.engine import (
+    MAX_NAME_LENGTH,
+    Engine,
+    EngineClosed,
+    InvalidArgument,
+    open_engine,
+)
 from lineage_es.errors import PayloadError, StoreError
 from lineage_es.facts import Observation, Renamed, RootSeen
-from lineage_es.sqlview import SQLiteView
+from lineage_es.read.sqlview import SQLiteView
 from tests.conftest import PG_URL
 from tests.helpers import Feed
 

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from lineage_es import hook
-from lineage_es.cli import main
-from lineage_es.engine import Engine, open_engine
+from lineage_es.cli.main import main
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.hook_config import TIMEOUT_SECONDS
 from lineage_es.hosts import base
 from lineage_es.hosts.base import MAX_PAYLOAD_BYTES

@@ -18,8 +18,8 @@ import orjson
 import pytest
 
 from lineage_es import hook
-from lineage_es.domain import EVENT_CLASSES, LEDGER_TOPICS
-from lineage_es.engine import open_engine
+from lineage_es.domain.root import EVENT_CLASSES, LEDGER_TOPICS
+from lineage_es.engine.engine import open_engine
 from lineage_es.errors import StoreError
 from lineage_es.journal import export_journal, import_journal, verify_journal
 from lineage_es.stores import SQLITE_HEADER, prepare_sqlite_file
@@ -34,8 +34,8 @@ NOT_FOR_A_HOOK = (
     "yaml",
     "psycopg",
     "zstandard",
-    "lineage_es.cli",
-    "lineage_es.import_ledger",
+    "lineage_es.cli.main",
+    "lineage_es.domain.ledger",
     "lineage_es.importers",
     "lineage_es.journal",
     "lineage_es.replay",
@@ -55,7 +55,7 @@ def python(code: str, env: dict[str, str] | None = None, stdin: bytes = b"") -> 
 
 def write_ledger(url: str) -> None:
     """A journal holding import ledger events next to a root, as ``lineage import`` leaves."""
-    from lineage_es.import_ledger import ImportLedger
+    from lineage_es.domain.ledger import ImportLedger
 
     with open_engine(url) as engine:
         engine.observe("claude", START)
@@ -75,7 +75,7 @@ def test_a_hook_process_imports_only_what_journaling_needs(tmp_path: Path) -> No
         env={"XDG_DATA_HOME": str(tmp_path / "data")},
         stdin=orjson.dumps(START),
     ).split()
-    assert "lineage_es.engine" in loaded
+    assert "lineage_es.engine.engine" in loaded
     assert [name for name in NOT_FOR_A_HOOK if name in loaded] == []
     with open_engine(url) as engine:
         assert engine.lineage(ROOT).depth == 0
@@ -106,19 +106,19 @@ def test_lineage_hook_help_is_clicks() -> None:
 def test_ledger_topics_are_known_without_building_the_ledger() -> None:
     out = python(
         "import sys\n"
-        "from lineage_es.domain import EVENT_CLASSES\n"
+        "from lineage_es.domain.root import EVENT_CLASSES\n"
         "assert 'lineage:ImportLedger.FilesRead' in EVENT_CLASSES\n"
         "assert 'lineage:Nothing.Such' not in EVENT_CLASSES\n"
-        "print('lineage_es.import_ledger' in sys.modules)\n"
+        "print('lineage_es.domain.ledger' in sys.modules)\n"
         "cls = EVENT_CLASSES['lineage:ImportLedger.FilesRead']\n"
-        "from lineage_es.import_ledger import ImportLedger\n"
-        "print(cls is ImportLedger.FilesRead, 'lineage_es.import_ledger' in sys.modules)\n"
+        "from lineage_es.domain.ledger import ImportLedger\n"
+        "print(cls is ImportLedger.FilesRead, 'lineage_es.domain.ledger' in sys.modules)\n"
     )
     assert out.split() == ["False", "True", "True"]
 
 
 def test_the_ledger_keeps_its_topics() -> None:
-    from lineage_es.import_ledger import LEDGER_EVENT_CLASSES, ImportLedger
+    from lineage_es.domain.ledger import LEDGER_EVENT_CLASSES, ImportLedger
 
     assert ImportLedger.TOPIC == "lineage:ImportLedger"
     assert set(LEDGER_EVENT_CLASSES) == LEDGER_TOPICS
@@ -144,7 +144,7 @@ def test_a_hook_catches_up_past_ledger_events_without_building_them(tmp_path: Pa
         env={"XDG_DATA_HOME": str(tmp_path / "data")},
         stdin=orjson.dumps({**child, "tool_use_id": "toolu_1", "tool_input": {}}),
     ).split()
-    assert "lineage_es.import_ledger" not in loaded
+    assert "lineage_es.domain.ledger" not in loaded
     assert not (tmp_path / "data" / "lineage-es" / "hook.log").exists()
 
 

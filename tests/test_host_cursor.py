@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from lineage_es.engine import open_engine
+from lineage_es.engine.engine import open_engine
 from lineage_es.errors import PayloadError
 from lineage_es.facts import (
     Acted,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import Observation, Stopped
 from lineage_es.hosts.base import parse_time
 from lineage_es.hosts.codex import HOST as CODEX

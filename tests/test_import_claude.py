@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import InputError
 from lineage_es.importers import ImportReport, import_claude
 from lineage_es.importers import lines as lines_module
 from lineage_es.importers.ledger import NOT_REGULAR, UNREADABLE_FOLDER
 from lineage_es.model import Member
-from lineage_es.queries import Queries
+from lineage_es.read.queries import Queries
 
 SESSION = "5f1c2e4a-0000-4000-8000-000000000001"
 OTHER = "7e2d3f5b-0000-4000-8000-000000000002"

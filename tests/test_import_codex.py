@@ -10,11 +10,11 @@ from typing import Any
 import orjson
 import pytest
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.importers import ImportReport, codex_sessions, import_codex
 from lineage_es.importers import lines as lines_module
 from lineage_es.model import Member
-from lineage_es.queries import Queries
+from lineage_es.read.queries import Queries
 
 PARENT = "019a0000-0000-7000-8000-0000000000a1"
 CHILD = "019a0000-0000-7000-8000-0000000000b2"

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.importers import codex_sessions, import_codex
 from tests.test_import_codex import (
     CHILD,

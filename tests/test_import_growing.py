@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import UnknownConversation
 from lineage_es.importers import import_claude
-from lineage_es.queries import Queries
+from lineage_es.read.queries import Queries
 from tests.test_import_claude import AGENT, OTHER, SESSION, Session, at, clear, members
 
 SECONDS = range(0, 12)

@@ -17,8 +17,8 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lineage_es.cli import main
-from lineage_es.engine import Engine, open_engine
+from lineage_es.cli.main import main
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.importers import import_claude, import_codex
 from lineage_es.importers import lines as lines_module
 from lineage_es.importers.lines import Region

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import LineageError
 from lineage_es.facts import Observation
 from lineage_es.importers import ImportReport, claude_projects, import_claude

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lineage_es.engine import Engine
+from lineage_es.engine.engine import Engine
 from lineage_es.importers import import_claude, import_codex
 from tests.test_import_claude import AGENT, SESSION, members, one_child
 from tests.test_import_codex import (

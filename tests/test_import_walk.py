@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lineage_es.engine import Engine
+from lineage_es.engine.engine import Engine
 from lineage_es.importers import import_codex, ledger
 from tests.test_import_codex import CHILD, PARENT, family, message, parent_spawning, rollout
 

@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 from click.testing import CliRunner
 
-from lineage_es.cli import main
-from lineage_es.engine import open_engine
+from lineage_es.cli.main import main
+from lineage_es.engine.engine import open_engine
 from tests import test_codex_rollout as codex
 from tests.test_claude_transcript import (
     CHILD,

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import JournalFormatError
 from lineage_es.journal import export_journal, import_journal, verify_journal
 from tests.helpers import Feed

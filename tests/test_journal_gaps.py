@@ -17,7 +17,7 @@ import orjson
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import JournalFormatError
 from lineage_es.journal import export_journal, import_journal, verify_journal
 from tests.helpers import Feed
@@ -366,7 +366,7 @@ def test_lineage_journal_verify_prints_the_reports_warnings(
 ) -> None:
     from click.testing import CliRunner
 
-    from lineage_es.cli import main
+    from lineage_es.cli.main import main
 
     root = next(r for r in rows_of(sqlite_engine) if r[3].endswith("Started"))
     last_version = max(r[2] for r in rows_of(sqlite_engine) if r[1] == root[1])

@@ -24,10 +24,10 @@ import orjson
 import pytest
 from eventsourcing.persistence import StoredEvent
 
-from lineage_es.domain import RootLineage, root_id
-from lineage_es.engine import Engine, open_engine
+from lineage_es.domain.root import RootLineage, root_id
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import ChildIdentified, RootSeen
-from lineage_es.queries import Queries
+from lineage_es.read.queries import Queries
 from tests.helpers import Feed
 from tests.test_import_codex import (
     CHILD,

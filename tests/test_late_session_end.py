@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from lineage_es.engine import Engine
+from lineage_es.engine.engine import Engine
 from lineage_es.facts import Acted, ChildIdentified, RootSeen, SessionEnded, Stopped
 from tests.test_import_claude import AGENT, SESSION, members
 from tests.test_provisional_stops import feed, live, stamp

@@ -15,7 +15,7 @@ import pytest
 from eventsourcing.postgres import PostgresFactory
 
 from lineage_es import hook
-from lineage_es.engine import open_engine
+from lineage_es.engine.engine import open_engine
 from lineage_es.stores import _SETUP_LOCK, parse_store_url
 
 

@@ -15,8 +15,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lineage_es.domain import DELETED, LIVE, RootLineage, root_id
-from lineage_es.engine import Engine, open_engine
+from lineage_es.domain.root import DELETED, LIVE, RootLineage, root_id
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import (
     Acted,
     ChildIdentified,
@@ -32,8 +32,8 @@ from lineage_es.facts import (
 )
 from lineage_es.journal import export_journal, import_journal
 from lineage_es.model import ForestNode
-from lineage_es.projection import Projector
-from lineage_es.view import MemoryView
+from lineage_es.read.projection import Projector
+from lineage_es.read.view import MemoryView
 from tests.helpers import EPOCH
 
 #: LINEAGE_HYPOTHESIS=deep runs twenty times as many examples (for a long local hunt).

@@ -8,7 +8,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-import lineage_es.engine
+import lineage_es.engine.engine
 import lineage_es.replay.report  # noqa: F401 (imported once here, not again in every inner run)
 
 pytest_plugins = ["pytester"]

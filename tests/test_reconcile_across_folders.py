@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.importers import import_codex
 from tests.test_import_codex import PARENT, event, family, message, meta, rollout
 

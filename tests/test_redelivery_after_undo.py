@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from lineage_es.domain import RootLineage
-from lineage_es.engine import Engine, open_engine
+from lineage_es.domain.root import RootLineage
+from lineage_es.engine.engine import Engine, open_engine
 from tests.test_cursor_binding import hook
 
 ROOT = "R"

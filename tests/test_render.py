@@ -9,7 +9,7 @@ import pytest
 
 from lineage_es.facts import LOGICAL_EPOCH
 from lineage_es.model import ForestNode, Subagent
-from lineage_es.render import dumps_deep, forest_dot, forest_json, forest_mermaid, forest_text
+from lineage_es.read.render import dumps_deep, forest_dot, forest_json, forest_mermaid, forest_text
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from lineage_es.engine import open_engine
+from lineage_es.engine.engine import open_engine
 from lineage_es.model import Member
 from lineage_es.replay import cli
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from tests.test_host_codex import ROOT, hook, spawn_call
 
 A = "019a0000-0000-7000-8000-0000000000b2"

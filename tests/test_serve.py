@@ -13,10 +13,10 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from lineage_es.cli import main
-from lineage_es.engine import Engine, open_engine
+from lineage_es.cli.main import main
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import LineageError
-from lineage_es.render import forest_json
+from lineage_es.read.render import forest_json
 from lineage_es.serve import LineageServer, make_server, serve_in_thread
 from tests.helpers import Feed
 

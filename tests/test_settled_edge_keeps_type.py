@@ -18,10 +18,10 @@ import orjson
 from eventsourcing.persistence import StoredEvent
 
 from lineage_es import open_engine
-from lineage_es.domain import RootLineage, root_id
-from lineage_es.engine import Engine
+from lineage_es.domain.root import RootLineage, root_id
+from lineage_es.engine.engine import Engine
 from lineage_es.facts import ChildIdentified, Fact
-from lineage_es.queries import Queries
+from lineage_es.read.queries import Queries
 from tests.helpers import EPOCH, Feed
 
 REJECTED = "lineage:RootLineage.EdgeRejected"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lineage_es.engine import open_engine
+from lineage_es.engine.engine import open_engine
 from tests.helpers import Feed, keys
 
 

@@ -17,10 +17,10 @@ from eventsourcing.persistence import InfrastructureFactory, OperationalError, S
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
 from eventsourcing.utils import Environment
 
-from lineage_es.engine import open_engine
+from lineage_es.engine.engine import open_engine
 from lineage_es.errors import StoreError
 from lineage_es.follow import Follower
-from lineage_es.sqlview import PostgresView, SQLiteView
+from lineage_es.read.sqlview import PostgresView, SQLiteView
 from lineage_es.stores import (
     JOURNAL_COLUMNS,
     DurableSQLiteFactory,

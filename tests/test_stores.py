@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lineage_es.engine import open_engine
+from lineage_es.engine.engine import open_engine
 from lineage_es.errors import NoJournal, StoreError
 from lineage_es.stores import default_store_url, parse_store_url
 
@@ -229,7 +229,7 @@ def test_a_rebuilds_swap_and_a_write_on_postgresql_do_not_deadlock(postgres_url:
 def test_a_failed_open_closes_the_journal_it_had_opened(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from lineage_es.engine import Engine, LineageApplication
+    from lineage_es.engine.engine import Engine, LineageApplication
 
     closed_by: list[str] = []  # who closed it: the open itself, or the app's __del__ at last
 

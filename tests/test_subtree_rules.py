@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 from eventsourcing.persistence import StoredEvent
 
-from lineage_es.cli import main
-from lineage_es.domain import ConversationIndex, RootLineage
-from lineage_es.engine import Engine, open_engine
+from lineage_es.cli.main import main
+from lineage_es.domain.root import ConversationIndex, RootLineage
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import (
     ChildIdentified,
     ChildStarted,

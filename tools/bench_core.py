@@ -8,7 +8,7 @@ the same run:
 - warm tree query for a node of the 1,000-node root, against a plain in-memory baseline
   (filtering the same 1,000 rows held in a Python list), on both journals;
 - a new process opening the large store and answering its first query, against the floor
-  of a process that only imports lineage_es.engine;
+  of a process that only imports lineage_es.engine.engine;
 - a full rebuild of the view, against reading the raw stored events through the recorder.
 
 Usage: python tools/bench_core.py [--roots 1000] [--subagents 50] [--turns 8] [--keep DIR]
@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lineage_es.engine import Engine, open_engine
-from lineage_es.projection import PAGE_SIZE
+from lineage_es.engine.engine import Engine, open_engine
+from lineage_es.read.projection import PAGE_SIZE
 from tools.generate import build_journal, ensure_journal
 
 
@@ -107,9 +107,9 @@ def main() -> None:
         rebuild_seconds = time.perf_counter() - start
         assert rebuilt == raw_count
 
-    floor = subprocess_seconds("import lineage_es.engine")
+    floor = subprocess_seconds("import lineage_es.engine.engine")
     cold = subprocess_seconds(
-        "from lineage_es.engine import open_engine;"
+        "from lineage_es.engine.engine import open_engine;"
         f"e = open_engine({large_url!r}); t = e.tree_for('big-a999'); assert t is not None"
     )
 
@@ -129,7 +129,7 @@ def main() -> None:
         (
             "new process: open SQLite + first query",
             f"{cold:.3f} s",
-            f"{cold / floor:.2f}x `import lineage_es.engine` ({floor:.3f} s)",
+            f"{cold / floor:.2f}x `import lineage_es.engine.engine` ({floor:.3f} s)",
             "",
         ),
         (

@@ -38,7 +38,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lineage_es.engine import open_engine
+from lineage_es.engine.engine import open_engine
 from tools.generate import ensure_journal
 
 Payload = Callable[[int], dict[str, object]]
@@ -124,7 +124,7 @@ def main() -> None:
 
     library = "import lineage_es, eventsourcing.application, eventsourcing.sqlite"
     library_argv = [python, "-c", library]
-    engine_argv = [python, "-c", "import lineage_es.engine, lineage_es.hosts.claude"]
+    engine_argv = [python, "-c", "import lineage_es.engine.engine, lineage_es.hosts.claude"]
     spool = folder / "spool.jsonl"
     spool_argv = [python, "-c", SPOOL_ONLY.format(path=str(spool))]
 

@@ -45,7 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import Observation
 from lineage_es.importers import import_claude
 from lineage_es.importers.claude_projects import _workers
@@ -59,7 +59,9 @@ PEER_FAMILY_SECONDS = 0.053
 FLOOR_SCRIPT = Path(__file__).resolve().parent / "floor_import.py"
 
 #: What ``lineage import`` loads before it does anything: the floor of a re-import process.
-IMPORTS = "import lineage_es.cli, lineage_es.engine, lineage_es.importers.claude_projects"
+IMPORTS = (
+    "import lineage_es.cli.main, lineage_es.engine.engine, lineage_es.importers.claude_projects"
+)
 
 CLAUDE_CODE_LOG = "claude-code-log"
 CCUSAGE_NATIVE = "ccusage@20.0.24"  # the newest release whose linux-x64 binary is published
@@ -308,7 +310,7 @@ def run(base: Path, args: argparse.Namespace) -> None:
         import_claude(memory, projects)
         first_memory = time.perf_counter() - start
         first_memory_engine = clock[0]
-    command = [sys.executable, "-c", "from lineage_es.cli import main; main()"]
+    command = [sys.executable, "-c", "from lineage_es.cli.main import main; main()"]
     command += ["import", "claude", str(projects)]
     env = bytecode_env(base)
     subprocess.run([sys.executable, "-c", IMPORTS], check=True, env=env)  # warm the bytecode

@@ -58,7 +58,7 @@ from lineage_es.importers.ledger import (
 from lineage_es.importers.lines import MAX_FILE_BYTES
 
 if TYPE_CHECKING:
-    from lineage_es.engine import Engine
+    from lineage_es.engine.engine import Engine
 
 DEFAULT_FOLDER = Path("~/.claude/projects")
 

@@ -36,7 +36,7 @@ from lineage_es.hosts.base import parse_time
 from lineage_es.hosts.codex import HOST
 
 if TYPE_CHECKING:
-    from lineage_es.engine import Engine
+    from lineage_es.engine.engine import Engine
     from lineage_es.importers.ledger import Ledger, Timed
 
 Later = list[list[str]]

@@ -60,7 +60,7 @@ from lineage_es.importers.lines import (
 )
 
 if TYPE_CHECKING:
-    from lineage_es.engine import Engine
+    from lineage_es.engine.engine import Engine
 
 DEFAULT_FOLDER = Path("~/.codex/sessions")
 

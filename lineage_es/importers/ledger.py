@@ -1,6 +1,6 @@
 """Incremental bookkeeping shared by the importers: what was read, kept in the journal.
 
-One :class:`~lineage_es.import_ledger.ImportLedger` aggregate per (host, folder) remembers, per
+One :class:`~lineage_es.domain.ledger.ImportLedger` aggregate per (host, folder) remembers, per
 file, its size, mtime and the byte offset after the last complete line read, with the reader
 state needed to go on from there. A re-import stats the folder, loads that one aggregate and reads
 only files whose size or mtime moved, from their offset. Each run appends one ledger event
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import IntegrityError
 
+from lineage_es.domain.ledger import ImportLedger, ledger_id
 from lineage_es.errors import InputError, LineageError, UnknownConversation
 from lineage_es.facts import Observation
-from lineage_es.import_ledger import ImportLedger, ledger_id
-from lineage_es.projection import PAGE_SIZE, decode
+from lineage_es.read.projection import PAGE_SIZE, decode
 
 if TYPE_CHECKING:
-    from lineage_es.engine import Engine
+    from lineage_es.engine.engine import Engine
 
 #: Why :func:`walk` passed over something below the folder (a file's rows are counted by the
 #: readers, under the reasons of :mod:`lineage_es.importers.lines`).

@@ -9,9 +9,9 @@ from typing import Any
 
 import orjson
 
-from lineage_es.engine import Engine
-from lineage_es.projection import JournalEvent, Projector
-from lineage_es.view import MemoryView
+from lineage_es.engine.engine import Engine
+from lineage_es.read.projection import JournalEvent, Projector
+from lineage_es.read.view import MemoryView
 
 
 def shape(event: JournalEvent) -> tuple[Any, ...]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lineage_es.engine import Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.journal import verify_journal
 from tests.reliability.checks import compare, runs_per_key, view_is_a_prefix
 from tests.reliability.conftest import Report, Workers

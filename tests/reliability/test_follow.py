@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lineage_es.domain import ConversationIndex, RootLineage
-from lineage_es.engine import Engine, open_engine
+from lineage_es.domain.root import ConversationIndex, RootLineage
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import StoreError
 from lineage_es.follow import SETTLE_DELAYS, Follower
 from tests.reliability.pg import drop_listening_connections

@@ -16,8 +16,8 @@ from typing import IO, Any
 import orjson
 import pytest
 
-from lineage_es.domain import ConversationIndex, RootLineage
-from lineage_es.engine import open_engine
+from lineage_es.domain.root import ConversationIndex, RootLineage
+from lineage_es.engine.engine import open_engine
 from tests.reliability.conftest import Report, Workers
 from tests.reliability.pg import drop_listening_connections
 

@@ -16,8 +16,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from lineage_es.cli import main
-from lineage_es.engine import open_engine
+from lineage_es.cli.main import main
+from lineage_es.engine.engine import open_engine
 from lineage_es.errors import PayloadError
 from lineage_es.hosts import adapter, base
 from lineage_es.hosts.base import MAX_PAYLOAD_BYTES, parse_payload

@@ -13,8 +13,8 @@ import orjson
 import pytest
 from eventsourcing.persistence import StoredEvent
 
-from lineage_es.domain import ConversationIndex, RootLineage, root_id
-from lineage_es.engine import Engine, open_engine
+from lineage_es.domain.root import ConversationIndex, RootLineage, root_id
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.journal import FORMAT, VERSION, export_journal, import_journal
 
 AT = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lineage_es.cli import main
-from lineage_es.engine import open_engine
+from lineage_es.cli.main import main
+from lineage_es.engine.engine import open_engine
 from tests.helpers import Feed
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from eventsourcing.persistence import IntegrityError
 
-from lineage_es.engine import ConcurrencyError, Engine, open_engine
+from lineage_es.engine.engine import ConcurrencyError, Engine, open_engine
 from tests.reliability.streams import contention_stream, crash_stream
 
 

@@ -18,8 +18,8 @@ from uuid import UUID
 import orjson
 from eventsourcing.persistence import ApplicationRecorder, Notification
 
-from lineage_es.domain import EVENT_CLASSES, upcast
-from lineage_es.view import MemoryView, NodeRow, ViewStore
+from lineage_es.domain.root import EVENT_CLASSES, upcast
+from lineage_es.read.view import MemoryView, NodeRow, ViewStore
 
 #: Event types whose stored state may need upcasting.
 VERSIONED = frozenset(t for t, c in EVENT_CLASSES.items() if getattr(c, "class_version", 1) > 1)

@@ -39,7 +39,7 @@ from eventsourcing.persistence import (
 )
 
 from lineage_es import hosts
-from lineage_es.domain import LIVE, STOPPED, ConversationIndex, RootLineage, index_id, root_id
+from lineage_es.domain.root import LIVE, STOPPED, ConversationIndex, RootLineage, index_id, root_id
 from lineage_es.errors import (
     EngineClosed,
     InvalidArgument,
@@ -67,8 +67,9 @@ from lineage_es.facts import (
 )
 from lineage_es.model import AgentLineage, Chain, ForestNode, LineageTree, Member, Provenance
 from lineage_es.model import Relation as RelationName
-from lineage_es.projection import JournalEvent, Progress, Projector, iso, read_journal
-from lineage_es.queries import Queries, same_workspace
+from lineage_es.read.projection import JournalEvent, Progress, Projector, iso, read_journal
+from lineage_es.read.queries import Queries, same_workspace
+from lineage_es.read.view import MemoryView, NodeRow, ViewStore
 from lineage_es.stores import (
     SQLITE_LOCK_TIMEOUT,
     SetupHold,
@@ -83,7 +84,6 @@ from lineage_es.stores import (
     wrap_open_error,
 )
 from lineage_es.transcoder import OrjsonTranscoder
-from lineage_es.view import MemoryView, NodeRow, ViewStore
 
 #: How often an observation is retried when another writer saved the same root first.
 MAX_ATTEMPTS = 64
@@ -631,7 +631,7 @@ class Engine:
         """What the journal and view need on PostgreSQL; ``None`` on another store."""
         if self.location.kind != "postgresql":
             return None
-        from lineage_es.sqlview import VIEW_TABLES
+        from lineage_es.read.sqlview import VIEW_TABLES
 
         return store_needs(self.location, LineageApplication.name, VIEW_TABLES)
 
@@ -639,12 +639,12 @@ class Engine:
         if self.location.kind == "memory":
             return MemoryView()
         if self.location.kind == "sqlite":
-            from lineage_es.sqlview import SQLiteView
+            from lineage_es.read.sqlview import SQLiteView
 
             assert self.location.path is not None
             timeout = SQLITE_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
             return SQLiteView(self.location.path, timeout=timeout)
-        from lineage_es.sqlview import PostgresView
+        from lineage_es.read.sqlview import PostgresView
 
         return PostgresView(self.location.postgres, connection=hold.take(), tables_exist=hold.ready)
 

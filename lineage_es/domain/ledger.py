@@ -1,9 +1,9 @@
 """The import ledger: what ``lineage import`` has read of each host history folder.
 
 Its events live in the journal with the lineage's own, under the same ``lineage:`` topics as
-ever, but the classes are defined here, apart from :mod:`lineage_es.domain`: a hook process
+ever, but the classes are defined here, apart from :mod:`lineage_es.domain.root`: a hook process
 never reads or writes a ledger, and each event class eventsourcing builds costs it time.
-The importers import this module; :data:`lineage_es.domain.EVENT_CLASSES` imports it on the
+The importers import this module; :data:`lineage_es.domain.root.EVENT_CLASSES` imports it on the
 first lookup of a ledger topic (the projection skips these events, journal export and
 verify decode them).
 """
@@ -15,7 +15,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
-from lineage_es.domain import EVENT_CLASSES, LEDGER_TOPICS, name_id
+from lineage_es.domain.root import EVENT_CLASSES, LEDGER_TOPICS, name_id
 
 
 def ledger_id(host: str, folder: str) -> UUID:

@@ -1,6 +1,6 @@
 """The ``lineage`` command: see and keep your agents' history.
 
-A thin layer over :mod:`lineage_es.engine`: each command opens the store, asks one question
+A thin layer over :mod:`lineage_es.engine.engine`: each command opens the store, asks one question
 and prints the answer. Errors print their reason and exit with status 2, never a traceback.
 """
 
@@ -20,7 +20,7 @@ import orjson
 
 from lineage_es.errors import AmbiguousConversation, LineageError
 from lineage_es.model import to_json
-from lineage_es.render import (
+from lineage_es.read.render import (
     dumps_deep,
     forest_data,
     forest_dot,
@@ -31,7 +31,7 @@ from lineage_es.render import (
 )
 
 if TYPE_CHECKING:
-    from lineage_es.engine import Engine
+    from lineage_es.engine.engine import Engine
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -134,7 +134,7 @@ def open_store(store: str | None, *, create: bool = True, waits: bool = False) -
     journal, says so on stderr and creates nothing; a reader that ``waits`` for what hooks
     write next (``tree --watch``, ``serve``) creates it, so that it sees the first facts.
     """
-    from lineage_es.engine import open_engine
+    from lineage_es.engine.engine import open_engine
     from lineage_es.errors import NoJournal
 
     if create:
@@ -235,7 +235,7 @@ def tree(
     moment: datetime | None = None  # the moment ages are counted from; None: now
     with open_store(store, create=False, waits=watch) as engine:
         if watch:
-            from lineage_es.cli_live import use_color, watch_loop
+            from lineage_es.cli.live import use_color, watch_loop
 
             color = use_color()
 
@@ -259,7 +259,7 @@ def tree(
             moment = when if when is not None else _position_time(engine, position or 0)
         else:
             forest = engine.forest(host, include_stopped=include_stopped, root=conversation)
-    from lineage_es.cli_live import use_color
+    from lineage_es.cli.live import use_color
 
     _draw(forest, fmt, color=use_color(), now=moment)
 
@@ -709,14 +709,14 @@ def journal_rebuild(store: str | None) -> None:
     click.echo(f"rebuilt the view from {count} events", err=True)
 
 
-from lineage_es import cli_live  # noqa: E402 (its commands use the helpers above)
+from lineage_es.cli import live as cli_live  # noqa: E402 (its commands use the helpers above)
 
 main.add_command(cli_live.hook)
 main.add_command(cli_live.install_hooks)
 main.add_command(cli_live.uninstall_hooks)
 main.add_command(cli_live.serve)
 
-from lineage_es.cli_import import import_command  # noqa: E402  (it builds on the helpers above)
+from lineage_es.cli.imports import import_command  # noqa: E402  (it builds on the helpers above)
 
 main.add_command(import_command)
 

@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 
 from lineage_es.errors import StoreError
+from lineage_es.read.view import NodeRow
 from lineage_es.stores import SQLITE_LOCK_TIMEOUT, postgres_conninfo
-from lineage_es.view import NodeRow
 
 COLUMNS = (
     "nid",

@@ -24,7 +24,7 @@ from lineage_es.model import (
     Relation,
     Subagent,
 )
-from lineage_es.view import NodeRow, ViewStore
+from lineage_es.read.view import NodeRow, ViewStore
 
 MAX_CHAIN_HOPS = 20
 ROOT_CACHE_SIZE = 512

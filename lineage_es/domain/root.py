@@ -1497,7 +1497,7 @@ class RootLineage(Aggregate):
 
         Stops are journaled after the re-dating event, which alone places the child in a view
         up to a time before ``went_on`` (time travel,
-        :meth:`lineage_es.engine.Engine.as_of`): a stop of its own dated before ``went_on``
+        :meth:`lineage_es.engine.engine.Engine.as_of`): a stop of its own dated before ``went_on``
         is journaled again too, so that such a view has it stopped there, as the aggregate
         has it."""
         node = found[2]
@@ -1951,7 +1951,7 @@ def _claim(aggregate: Any, spawn_key: str | None, claimant: str) -> None:
 
 class _EventClasses(dict[str, type[Any]]):
     """The event class of each journal topic. The import ledger's classes
-    (:mod:`lineage_es.import_ledger`) are defined on first lookup of one of its topics: only
+    (:mod:`lineage_es.domain.ledger`) are defined on first lookup of one of its topics: only
     ``lineage import`` writes those events, and a hook process need not build them."""
 
     def __contains__(self, topic: object) -> bool:
@@ -1959,7 +1959,7 @@ class _EventClasses(dict[str, type[Any]]):
 
     def __missing__(self, topic: str) -> type[Any]:
         if topic in LEDGER_TOPICS:
-            import lineage_es.import_ledger  # noqa: F401 (adds its classes here)
+            import lineage_es.domain.ledger  # noqa: F401 (adds its classes here)
 
             if dict.__contains__(self, topic):
                 return dict.__getitem__(self, topic)
@@ -1972,7 +1972,7 @@ class _EventClasses(dict[str, type[Any]]):
             return default
 
 
-#: The topics of :class:`lineage_es.import_ledger.ImportLedger`'s events.
+#: The topics of :class:`lineage_es.domain.ledger.ImportLedger`'s events.
 LEDGER_TOPICS = frozenset(
     (
         "lineage:ImportLedger.Opened",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from lineage_es.cli import open_store, reports_errors, store_option
+from lineage_es.cli.main import open_store, reports_errors, store_option
 
 if TYPE_CHECKING:
     from lineage_es.importers import ImportReport

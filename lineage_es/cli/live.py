@@ -3,7 +3,7 @@ and ``serve``; plus the loop behind ``lineage tree --watch``.
 
 Each is thin over a library module (:mod:`lineage_es.hook`, :mod:`lineage_es.hook_config`,
 :mod:`lineage_es.serve`); they are registered on the ``lineage`` group at the end of
-:mod:`lineage_es.cli`.
+:mod:`lineage_es.cli.main`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from lineage_es import cli as base
+from lineage_es.cli import main as base
 
 HOST_CHOICE = click.Choice(["claude", "codex", "cursor"])
 

@@ -1,0 +1,1 @@
+"""The `lineage` command: thin click commands over the library."""

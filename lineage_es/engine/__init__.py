@@ -1,0 +1,1 @@
+"""The engine: the eventsourcing application, the unit of work, routing, the front door."""

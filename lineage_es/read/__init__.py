@@ -1,0 +1,1 @@
+"""Reading: the projection, the tree views (memory, SQL), the queries and the renderings."""
