@@ -39,7 +39,8 @@ from eventsourcing.persistence import (
 )
 
 from lineage_es import hosts
-from lineage_es.domain.root import LIVE, STOPPED, ConversationIndex, RootLineage, index_id, root_id
+from lineage_es.domain.root import ConversationIndex, RootLineage, index_id, root_id
+from lineage_es.engine.deciding import decide
 from lineage_es.errors import (
     EngineClosed,
     InvalidArgument,
@@ -52,18 +53,14 @@ from lineage_es.facts import (
     DELETE_REASONS,
     Acted,
     ChildIdentified,
-    ChildStarted,
     Claim,
     Deleted,
     Fact,
     Host,
     Observation,
     Renamed,
-    Resumed,
     RootSeen,
     SessionEnded,
-    SpawnRequested,
-    Stopped,
 )
 from lineage_es.model import AgentLineage, Chain, ForestNode, LineageTree, Member, Provenance
 from lineage_es.model import Relation as RelationName
@@ -315,22 +312,6 @@ def _named_parent_root(observation: Observation, unit: _Unit) -> RootLineage | N
             if routed is not None:
                 return unit.get_root(routed)
     return None
-
-
-def _may_resume(root: RootLineage, conversation: str) -> bool:
-    """Whether a fact of ``conversation`` (an act, a start again, a host's resume of it) may
-    resume it: the root always (its own act or resume revives it), any other node only while
-    its root is live. A root's session end stops its live descendants with it (LINEAGE.md), so
-    a descendant's event delivered after it (a background child's late tool call) leaves it
-    stopped under its stopped root; once the root is resumed, its descendants act again as
-    usual. A root stopped provisionally (an import's stop where its record ended) is left to
-    :meth:`RootLineage.resume`, which takes such a stop back when the record goes on."""
-    if conversation == root.conversation:
-        return True
-    node = root.node(root.conversation)
-    if node is None or node["status"] == LIVE:
-        return True
-    return node["status"] == STOPPED and bool(node.get("provisional"))
 
 
 def _utc(moment: datetime) -> datetime:
@@ -743,9 +724,7 @@ class Engine:
         if not fresh and root.has_seen(observation.key, recurs=observation.recurs, at=unit.at):
             return
         already = 0 if fresh else len(root.pending_events)
-        self._learn_workspace(observation, root, unit)
-        for fact in observation.facts:
-            self._apply(fact, observation, root, unit)
+        decide(root, observation, at=unit.at, key=unit.key, elsewhere=unit.elsewhere)
         for event in root.pending_events[already:]:
             conversation = getattr(event, "conversation", None)
             if conversation is not None and isinstance(event, INDEXED):
@@ -912,9 +891,7 @@ class Engine:
                 if root.id in unit.seen_before:
                     unit.forget()
                     return [], False
-                self._learn_workspace(observation, root, unit)
-                for fact in observation.facts:
-                    self._apply(fact, observation, root, unit)
+                decide(root, observation, at=unit.at, key=unit.key, elsewhere=unit.elsewhere)
                 placed = unit.save()
                 self._wrote(unit.positions)
                 return placed, unit.saved
@@ -1078,136 +1055,6 @@ class Engine:
         else:
             root.place_ambiguous(requester, at=unit.at, fact=unit.key)
         return root
-
-    @staticmethod
-    def _learn_workspace(observation: Observation, root: RootLineage, unit: _Unit) -> None:
-        """A root first seen without its workspace learns it from a later payload of its own
-        (a Cursor envelope may leave ``workspace_roots`` out); a child's payloads teach its
-        root nothing. Once known, a root's workspace is kept
-        (:meth:`RootLineage.learn_workspace`)."""
-        if observation.workspace and observation.requester == root.conversation:
-            root.learn_workspace(observation.workspace, at=unit.at, fact=unit.key)
-
-    def _apply(self, fact: Fact, observation: Observation, root: RootLineage, unit: _Unit) -> None:
-        at, key = unit.at, unit.key
-        if isinstance(fact, RootSeen):
-            if fact.conversation == root.conversation:
-                root.see_root(at=at, fact=key)
-        elif isinstance(fact, SpawnRequested):
-            self._ensure_placed(fact.parent, observation, root, unit)
-            root.request_spawn(
-                fact.parent,
-                fact.spawn_key,
-                agent_type=fact.agent_type,
-                description=fact.description,
-                at=at,
-                fact=key,
-            )
-        elif isinstance(fact, ChildStarted):
-            self._child_started(fact, root, unit)
-        elif isinstance(fact, ChildIdentified):
-            if not root.knows(fact.child) and unit.elsewhere(fact.child, root):
-                return
-            root.identify_child(
-                fact.parent,
-                fact.child,
-                resolution=fact.resolution,
-                spawn_key=fact.spawn_key,
-                depth=fact.depth,
-                agent_type=fact.agent_type,
-                subagent_id=fact.subagent_id,
-                description=fact.description,
-                at=at,
-                fact=key,
-            )
-        elif isinstance(fact, Acted):
-            self._ensure_placed(fact.conversation, observation, root, unit)
-        elif isinstance(fact, Resumed):
-            if _may_resume(root, fact.conversation):
-                root.resume(fact.conversation, at=at, fact=key)
-        elif isinstance(fact, Stopped):
-            root.stop(
-                fact.conversation,
-                fact.spawn_key,
-                at=at,
-                fact=key,
-                provisional=fact.provisional,
-                reported=observation.requester != fact.conversation,
-            )
-        elif isinstance(fact, SessionEnded):
-            if fact.conversation == root.conversation:
-                root.end_session(at=at, fact=key)
-            else:
-                root.stop(fact.conversation, None, at=at, fact=key)
-        elif isinstance(fact, Renamed):
-            root.rename(fact.conversation, fact.name, at=at, fact=key)
-        elif isinstance(fact, Deleted):
-            root.delete(fact.conversation, fact.reason, at=at, fact=key)
-
-    def _child_started(self, fact: ChildStarted, root: RootLineage, unit: _Unit) -> None:
-        at, key = unit.at, unit.key
-        if fact.child is None:
-            if fact.spawn_key is not None and fact.parent is not None:
-                root.start_pending(
-                    fact.spawn_key,
-                    fact.parent,
-                    agent_type=fact.agent_type,
-                    subagent_id=fact.subagent_id,
-                    description=fact.description,
-                    at=at,
-                    fact=key,
-                    resolution=fact.resolution or "native",
-                )
-            return
-        if not root.knows(fact.child) and unit.elsewhere(fact.child, root):
-            return
-        parent = fact.parent
-        resolution = "native"
-        if parent is None and fact.spawn_key is not None and fact.spawn_key in root.spawns:
-            parent = root.spawns[fact.spawn_key]["parent"]
-            resolution = "registry"
-        if parent is None:
-            if root.knows(fact.child) and not _may_resume(root, fact.child):
-                return  # started again under a root whose session ended: stays stopped
-            root.place_unknown_child(
-                fact.child,
-                agent_type=fact.agent_type,
-                subagent_id=fact.subagent_id,
-                description=fact.description,
-                at=at,
-                fact=key,
-            )
-            return
-        root.identify_child(
-            parent,
-            fact.child,
-            resolution=resolution,
-            spawn_key=fact.spawn_key,
-            depth=None,
-            agent_type=fact.agent_type,
-            subagent_id=fact.subagent_id,
-            description=fact.description,
-            at=at,
-            fact=key,
-        )
-
-    def _ensure_placed(
-        self, conversation: str, observation: Observation, root: RootLineage, unit: _Unit
-    ) -> None:
-        """A conversation acted: resume it if stopped; place it when the payload names its
-        root but the registry has not seen it start."""
-        if root.knows(conversation):
-            if _may_resume(root, conversation):
-                root.resume(conversation, at=unit.at, fact=unit.key)
-        elif observation.root is not None and not unit.elsewhere(conversation, root):
-            root.place_unknown_child(
-                conversation,
-                agent_type=None,
-                subagent_id=None,
-                description=None,
-                at=unit.at,
-                fact=unit.key,
-            )
 
     # -- answering ------------------------------------------------------------------------
 
