@@ -44,21 +44,23 @@ def _checks(node: ast.AST) -> Counter[str]:
     return counts
 
 
-def inventory(root: Path) -> dict[str, dict[str, int]]:
-    found: dict[str, dict[str, int]] = {}
+def inventory(root: Path) -> dict[str, list[dict[str, int]]]:
+    """Each test function's counts, by name (a name two modules share lists both)."""
+    found: dict[str, list[dict[str, int]]] = {}
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 counts = _checks(node)
-                name = node.name
-                while name in found:  # the same name in two modules
-                    name += "'"
-                found[name] = {
-                    "asserts": counts["asserts"],
-                    "raises": counts["raises"],
-                    "cases": _parametrized(node),
-                }
+                found.setdefault(node.name, []).append(
+                    {
+                        "asserts": counts["asserts"],
+                        "raises": counts["raises"],
+                        "cases": _parametrized(node),
+                    }
+                )
+    for entries in found.values():
+        entries.sort(key=lambda c: (c["asserts"], c["raises"], c["cases"]))
     return found
 
 
@@ -70,24 +72,28 @@ def main() -> None:
     args = parser.parse_args()
     now = inventory(args.tests)
     totals = Counter[str]()
-    for counts in now.values():
-        totals.update(counts)
-    print(f"{len(now)} test functions, " + ", ".join(f"{v} {k}" for k, v in sorted(totals.items())))
+    for entries in now.values():
+        for counts in entries:
+            totals.update(counts)
+    functions = sum(len(entries) for entries in now.values())
+    print(
+        f"{functions} test functions, " + ", ".join(f"{v} {k}" for k, v in sorted(totals.items()))
+    )
     if args.json:
         args.json.write_text(json.dumps(now, indent=1, sort_keys=True))
     if args.compare:
-        before: dict[str, dict[str, int]] = json.loads(args.compare.read_text())
+        before: dict[str, list[dict[str, int]]] = json.loads(args.compare.read_text())
         fell = 0
-        for name, counts in sorted(before.items()):
-            current = now.get(name)
-            if current is None:
-                print(f"gone: {name}")
+        for name, entries in sorted(before.items()):
+            current = now.get(name, [])
+            if len(current) < len(entries):
+                print(f"gone: {name} ({len(entries) - len(current)} of {len(entries)})")
                 fell += 1
-                continue
-            for key, value in counts.items():
-                if current[key] < value:
-                    print(f"fewer {key}: {name} {value} -> {current[key]}")
-                    fell += 1
+            for was, is_ in zip(entries, current, strict=False):
+                for key, value in was.items():
+                    if is_[key] < value:
+                        print(f"fewer {key}: {name} {value} -> {is_[key]}")
+                        fell += 1
         sys.exit(1 if fell else 0)
 
 
