@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from lineage_es.domain.root import ConversationIndex, RootLineage
+from lineage_es.domain.index import ConversationIndex
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine
 
 EPOCH = datetime(2026, 6, 1, tzinfo=UTC)

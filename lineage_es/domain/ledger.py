@@ -1,26 +1,55 @@
 """The import ledger: what ``lineage import`` has read of each host history folder.
 
-Its events live in the journal with the lineage's own, under the same ``lineage:`` topics as
-ever, but the classes are defined here, apart from :mod:`lineage_es.domain.root`: a hook process
-never reads or writes a ledger, and each event class eventsourcing builds costs it time.
-The importers import this module; :data:`lineage_es.domain.root.EVENT_CLASSES` imports it on the
-first lookup of a ledger topic (the projection skips these events, journal export and
-verify decode them).
+Its events live in the journal with the lineage's own, under ``lineage:`` topics, but the
+classes are defined here, apart from the rest of the domain: a hook process never reads or
+writes a ledger, and each event class eventsourcing builds costs it time. The topic registry
+(:mod:`lineage_es.domain.topics`) knows the ledger's topics and imports this module on the
+first lookup of one; this module imports nothing of the registry.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
-from lineage_es.domain.root import EVENT_CLASSES, LEDGER_TOPICS, name_id
+from lineage_es.domain.ids import ledger_id
 
 
-def ledger_id(host: str, folder: str) -> UUID:
-    """The id of the import ledger of one host's history folder (an absolute path)."""
-    return name_id(f"import-ledger\x00{host}\x00{folder}")
+class LedgerEvent(Aggregate.Event):
+    """An event of an :class:`ImportLedger`."""
+
+
+class LedgerOpened(LedgerEvent, Aggregate.Created):
+    """The ledger of one host's history folder began."""
+
+    TOPIC = "lineage:ImportLedger.Opened"
+    host: str
+    folder: str
+
+
+class FilesRead(LedgerEvent):
+    """One import run's changes: new or updated entries replace the old ones."""
+
+    TOPIC = "lineage:ImportLedger.FilesRead"
+    files: dict[str, Any]
+    groups: dict[str, Any]
+
+    def apply(self, aggregate: Any) -> None:
+        aggregate.files.update(self.files)
+        aggregate.groups.update(self.groups)
+
+
+class FilesForgotten(LedgerEvent):
+    """Files gone from disk that ``--reconcile`` dealt with: it deleted the conversations
+    no file on disk holds any more."""
+
+    TOPIC = "lineage:ImportLedger.FilesForgotten"
+    paths: list[str]
+
+    def apply(self, aggregate: Any) -> None:
+        for path in self.paths:
+            aggregate.files.pop(path, None)
 
 
 class ImportLedger(Aggregate):
@@ -36,32 +65,10 @@ class ImportLedger(Aggregate):
 
     TOPIC = "lineage:ImportLedger"
 
-    class Created(Aggregate.Created):
-        TOPIC = "lineage:ImportLedger.Opened"
-        host: str
-        folder: str
-
-    class FilesRead(Aggregate.Event):
-        """One import run's changes: new or updated entries replace the old ones."""
-
-        TOPIC = "lineage:ImportLedger.FilesRead"
-        files: dict[str, Any]
-        groups: dict[str, Any]
-
-        def apply(self, aggregate: Any) -> None:
-            aggregate.files.update(self.files)
-            aggregate.groups.update(self.groups)
-
-    class FilesForgotten(Aggregate.Event):
-        """Files gone from disk that ``--reconcile`` dealt with: it deleted the conversations
-        no file on disk holds any more."""
-
-        TOPIC = "lineage:ImportLedger.FilesForgotten"
-        paths: list[str]
-
-        def apply(self, aggregate: Any) -> None:
-            for path in self.paths:
-                aggregate.files.pop(path, None)
+    Event = LedgerEvent
+    Created = LedgerOpened
+    FilesRead = FilesRead
+    FilesForgotten = FilesForgotten
 
     def __init__(self, host: str, folder: str) -> None:
         self.host = host
@@ -82,9 +89,7 @@ class ImportLedger(Aggregate):
             self.trigger_event(self.FilesForgotten, paths=sorted(paths))
 
 
+#: The ledger's event classes by topic (the registry adds them on first lookup).
 LEDGER_EVENT_CLASSES: dict[str, type[Any]] = {
-    cls.TOPIC: cls
-    for cls in (ImportLedger.Created, ImportLedger.FilesRead, ImportLedger.FilesForgotten)
+    cls.TOPIC: cls for cls in (LedgerOpened, FilesRead, FilesForgotten)
 }
-assert set(LEDGER_EVENT_CLASSES) == LEDGER_TOPICS
-EVENT_CLASSES.update(LEDGER_EVENT_CLASSES)
