@@ -7,6 +7,7 @@ Embed it::
     engine = open_engine("memory://")       # or sqlite:///PATH, postgresql://HOST/DB
     lineage = engine.observe("claude", payload)
     print(lineage.root, lineage.depth, lineage.tree.siblings)
+    print(engine.as_of(position=3).forest())   # a TreeReader: the same questions, back then
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lineage_es.errors import (
     AmbiguousConversation,
+    ConcurrencyError,
     EngineClosed,
     InputError,
     InvalidArgument,
@@ -39,6 +41,7 @@ from lineage_es.model import (
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine, open_engine
+    from lineage_es.read.answers import TreeReader
 
 __version__ = "0.1.0"
 
@@ -49,6 +52,10 @@ def __getattr__(name: str) -> Any:
         from lineage_es.engine import engine
 
         return getattr(engine, name)
+    if name == "TreeReader":
+        from lineage_es.read.answers import TreeReader
+
+        return TreeReader
     raise AttributeError(f"module 'lineage_es' has no attribute {name!r}")
 
 
@@ -56,6 +63,7 @@ __all__ = [
     "AgentLineage",
     "AmbiguousConversation",
     "Chain",
+    "ConcurrencyError",
     "Engine",
     "EngineClosed",
     "ForestNode",
@@ -71,6 +79,7 @@ __all__ = [
     "Provenance",
     "StoreError",
     "Subagent",
+    "TreeReader",
     "UnknownConversation",
     "UnknownHost",
     "open_engine",

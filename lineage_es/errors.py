@@ -52,6 +52,11 @@ class InvalidArgument(LineageError):
     view cannot hold would fail every later projection."""
 
 
+class ConcurrencyError(LineageError):
+    """Other writers kept winning the race for the same root; the observation was not saved
+    (each lost race is retried from fresh state, a bounded number of times)."""
+
+
 class UnknownConversation(LineageError):
     """A query or command names a conversation the journal has never seen."""
 

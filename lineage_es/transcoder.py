@@ -14,10 +14,10 @@ from uuid import UUID
 import orjson
 from eventsourcing.persistence import Transcoder
 
-_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
+_ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
 
 
-def _default(obj: Any) -> Any:
+def _encode_extra(obj: Any) -> Any:
     if isinstance(obj, datetime):
         return {"_type_": "datetime_iso", "_data_": obj.isoformat()}
     if isinstance(obj, UUID):
@@ -27,7 +27,7 @@ def _default(obj: Any) -> Any:
     raise TypeError(f"cannot store a {type(obj).__name__}")
 
 
-def _revive(value: Any) -> Any:
+def _revive_tagged(value: Any) -> Any:
     if isinstance(value, dict) and len(value) == 2 and "_type_" in value and "_data_" in value:
         kind = value["_type_"]
         if kind == "datetime_iso":
@@ -38,7 +38,7 @@ def _revive(value: Any) -> Any:
 
 
 #: Encoded states at least this long are kept as orjson returns them.
-_KEEP_AS_IS = 2048
+_COPY_BELOW = 2048
 
 
 class OrjsonTranscoder(Transcoder):
@@ -46,20 +46,20 @@ class OrjsonTranscoder(Transcoder):
     one level into a snapshot's ``state``), which is as deep as eventsourcing puts them."""
 
     def encode(self, obj: Any) -> bytes:
-        encoded = orjson.dumps(obj, default=_default, option=_OPTIONS)
+        encoded = orjson.dumps(obj, default=_encode_extra, option=_ORJSON_OPTIONS)
         # orjson 3.13 returns a small result inside a 4 KiB allocation; a
         # memory store keeps every one, so keep an exact copy instead (about 15x smaller).
-        return bytes(memoryview(encoded)) if len(encoded) < _KEEP_AS_IS else encoded
+        return bytes(memoryview(encoded)) if len(encoded) < _COPY_BELOW else encoded
 
     def decode(self, data: bytes) -> Any:
         state = orjson.loads(data)
         if isinstance(state, dict):
             for key, value in state.items():
                 if isinstance(value, dict):
-                    state[key] = _revive(value)
+                    state[key] = _revive_tagged(value)
             inner = state.get("state")
             if isinstance(inner, dict):
                 for key, value in inner.items():
                     if isinstance(value, dict):
-                        inner[key] = _revive(value)
+                        inner[key] = _revive_tagged(value)
         return state

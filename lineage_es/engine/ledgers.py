@@ -1,0 +1,86 @@
+"""The import ledgers in the journal: what ``lineage import`` read of each host folder.
+
+:class:`LedgerStore` is the one door the importers go through to the journal's
+:class:`~lineage_es.domain.ledger.ImportLedger` aggregates: load one by host and folder, save
+one, list the other folders imported for a host. The importers never see the eventsourcing
+application behind it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.persistence import IntegrityError
+
+from lineage_es.domain.ids import ledger_id
+from lineage_es.domain.ledger import ImportLedger
+from lineage_es.errors import LineageError
+from lineage_es.read.decoding import PAGE_SIZE, decode
+
+if TYPE_CHECKING:
+    from uuid import UUID
+
+    from eventsourcing.application import Application
+
+
+class LedgerConflict(LineageError):
+    """Another import of the same folder saved its ledger between this one's load and save."""
+
+    def __init__(self, folder: str) -> None:
+        super().__init__(
+            f"another import of {folder} saved its ledger first; run this one again "
+            "(what it journaled is kept, and is not journaled twice)"
+        )
+        self.folder = folder
+
+
+class LedgerStore:
+    """Loads and saves the import ledgers of one journal (``LedgerStore(app)``)."""
+
+    def __init__(self, app: Application[UUID]) -> None:
+        self.app = app
+
+    def load(self, host: str, folder: str) -> ImportLedger | None:
+        """The ledger of ``host``'s history folder ``folder`` (an absolute path); ``None``
+        when that folder was never imported."""
+        try:
+            ledger: ImportLedger = self.app.repository.get(ledger_id(host, folder))
+        except AggregateNotFoundError:
+            return None
+        return ledger
+
+    def save(self, ledger: ImportLedger) -> None:
+        """Journal the ledger's pending events (none: nothing is written). Raises
+        :class:`LedgerConflict` when another import saved the same ledger meanwhile: the
+        ledger's version check is the only lock two imports of one folder share."""
+        if not ledger.pending_events:
+            return
+        try:
+            self.app.save(ledger)
+        except IntegrityError:
+            raise LedgerConflict(ledger.folder) from None
+
+    def other_folders(self, host: str, folder: str) -> list[str]:
+        """Every folder imported for ``host`` except ``folder``, in the order first imported.
+        Found by the ledgers' opening events (read by topic, a page at a time): they are the
+        only record of which folders were imported."""
+        recorder = self.app.recorder
+        folders: list[str] = []
+        position = 0
+        while True:
+            page = recorder.select_notifications(
+                start=position,
+                limit=PAGE_SIZE,
+                topics=[ImportLedger.Created.TOPIC],
+                inclusive_of_start=False,
+            )
+            if not page:
+                return folders
+            for notification in page:
+                event = decode(notification)
+                state = event.state if event is not None else {}
+                other = state.get("folder")
+                if state.get("host") == host and other not in (None, folder):
+                    folders.append(str(other))
+            position = page[-1].id

@@ -1,0 +1,151 @@
+"""The eventsourcing settings that open a journal: which recorder, where, how long a write
+waits for another process's lock, and durable commits on SQLite."""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+
+from eventsourcing.sqlite import (
+    SQLiteConnection,
+    SQLiteConnectionPool,
+    SQLiteDatastore,
+    SQLiteFactory,
+)
+from eventsourcing.utils import Environment, EnvType
+
+from lineage_es.stores.locations import StoreLocation
+
+#: How long a writer waits for another process's write lock before failing (seconds).
+SQLITE_LOCK_TIMEOUT = 30
+
+#: The same for PostgreSQL (seconds).
+POSTGRES_LOCK_TIMEOUT = 10
+
+#: The settings that carry the lock timeout to the millisecond: eventsourcing reads whole
+#: seconds (and takes 0 as "its default" on SQLite, "wait forever" on PostgreSQL).
+SQLITE_LOCK_TIMEOUT_MS = "SQLITE_LOCK_TIMEOUT_MS"
+POSTGRES_LOCK_TIMEOUT_MS = "POSTGRES_LOCK_TIMEOUT_MS"
+
+#: The journal's PostgreSQL connection pool: none opened in advance, one the first time the
+#: journal is read or written, more (up to ``POSTGRES_MAX_OVERFLOW``) only while a thread
+#: waits for one. A hook or a ``lineage`` command uses one at a time; a long-lived engine
+#: following the journal holds one for ``LISTEN`` and pulls on another. eventsourcing's
+#: defaults open five at once (``POSTGRES_POOL_SIZE``, and a sixth as the first is awaited)
+#: and grow to fifteen: sixteen hooks at once had the server refuse clients. A ``POSTGRES_*``
+#: setting in the environment wins over these.
+POSTGRES_POOL: dict[str, str] = {"POSTGRES_POOL_SIZE": "0", "POSTGRES_MAX_OVERFLOW": "5"}
+
+
+class _DurablePool(SQLiteConnectionPool):
+    """Every connection commits with ``synchronous=FULL``: an observe that returned is on
+    disk even if the machine loses power. ``busy_timeout_ms`` is how long it waits for
+    another writer's lock, to the millisecond (``None``: eventsourcing's whole seconds)."""
+
+    busy_timeout_ms: int | None = None
+
+    def _create_connection(self) -> SQLiteConnection:
+        connection = super()._create_connection()
+        try:
+            cursor = connection.cursor()
+            cursor.execute("PRAGMA synchronous=FULL")
+            if self.busy_timeout_ms is not None:
+                cursor.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        except BaseException:
+            connection.close()  # not the pool's yet: nobody else would close it
+            raise
+        return connection
+
+
+class DurableSQLiteFactory(SQLiteFactory):
+    """eventsourcing's SQLite factory, with durable commits."""
+
+    def __init__(self, env: Environment | EnvType | None) -> None:
+        super().__init__(env)
+        original = self.datastore
+        datastore = SQLiteDatastore.__new__(SQLiteDatastore)
+        pool = _DurablePool(
+            db_name=original.pool.db_name,
+            lock_timeout=original.pool.lock_timeout,
+        )
+        millis = self.env.get(SQLITE_LOCK_TIMEOUT_MS)
+        if millis:
+            pool.busy_timeout_ms = int(millis)
+        datastore.pool = pool
+        datastore.single_row_tracking = original.single_row_tracking
+        datastore.originator_id_type = original.originator_id_type
+        original.close()
+        self.datastore = datastore
+
+
+def application_env(
+    location: StoreLocation, *, lock_timeout: float | None = None, create_tables: bool = True
+) -> dict[str, str]:
+    """The eventsourcing settings for ``location``; ``lock_timeout`` (seconds, default
+    :data:`SQLITE_LOCK_TIMEOUT` or :data:`POSTGRES_LOCK_TIMEOUT`) bounds how long a write
+    waits for another process's lock: 0 waits for none (1 ms on PostgreSQL, where 0 is
+    "forever"), a fraction is kept to the millisecond. ``create_tables=False`` (a PostgreSQL
+    store whose tables all exist: :attr:`SetupHold.ready`) has eventsourcing run none of its
+    DDL."""
+    env: dict[str, str] = {}
+    if location.kind == "memory":
+        env["PERSISTENCE_MODULE"] = "eventsourcing.popo"
+    elif location.kind == "sqlite":
+        assert location.path is not None
+        seconds = SQLITE_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+        env["PERSISTENCE_MODULE"] = f"{__name__}:DurableSQLiteFactory"
+        env["SQLITE_DBNAME"] = str(location.path)
+        # eventsourcing takes whole seconds (for its first statement); the pool sets the rest.
+        env["SQLITE_LOCK_TIMEOUT"] = str(max(1, math.ceil(seconds)))
+        env[SQLITE_LOCK_TIMEOUT_MS] = str(_whole_millis(seconds, least=0))
+    else:
+        pg = location.postgres
+        seconds = POSTGRES_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+        env["PERSISTENCE_MODULE"] = _postgres_factory_topic()
+        env["POSTGRES_DBNAME"] = pg["dbname"]
+        env["POSTGRES_HOST"] = pg["host"]
+        env["POSTGRES_PORT"] = pg["port"]
+        env["POSTGRES_USER"] = pg["user"]
+        env["POSTGRES_PASSWORD"] = pg.get("password", "")
+        env["POSTGRES_CONNECT_TIMEOUT"] = "5"
+        env["POSTGRES_LOCK_TIMEOUT"] = str(max(1, math.ceil(seconds)))
+        env[POSTGRES_LOCK_TIMEOUT_MS] = str(_whole_millis(seconds, least=1))
+        if "schema" in pg:
+            env["POSTGRES_SCHEMA"] = pg["schema"]
+        if not create_tables:
+            env["CREATE_TABLE"] = "n"
+        # The Application reads os.environ under the settings passed to it: set only what
+        # the user did not.
+        env.update({k: v for k, v in POSTGRES_POOL.items() if k not in os.environ})
+    return env
+
+
+def _whole_millis(seconds: float, *, least: int) -> int:
+    """``seconds`` in whole milliseconds, at least ``least``; a wait asked for is never
+    rounded down to no wait."""
+    millis = round(seconds * 1000)
+    return max(least, 1 if seconds > 0 else 0, millis)
+
+
+@functools.cache
+def _postgres_factory_topic() -> str:
+    """The topic of eventsourcing's PostgreSQL factory with the lock timeout to the
+    millisecond, made on first use: eventsourcing.postgres imports psycopg, which a SQLite
+    store must not pay for on every hook."""
+    from eventsourcing.postgres import PostgresFactory
+    from eventsourcing.utils import register_topic
+
+    class PreciseLockPostgresFactory(PostgresFactory):
+        """eventsourcing spells the lock timeout ``'{seconds}s'``; a fraction of a second
+        keeps its milliseconds there."""
+
+        def __init__(self, env: Environment | EnvType | None) -> None:
+            super().__init__(env)
+            millis = self.env.get(POSTGRES_LOCK_TIMEOUT_MS)
+            if millis:
+                self.datastore.lock_timeout = int(millis) / 1000  # type: ignore[assignment]
+
+    topic = f"{__name__}:{PreciseLockPostgresFactory.__name__}"
+    register_topic(topic, PreciseLockPostgresFactory)
+    return topic
