@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 OnChange = Callable[[int, str], None]
 
 #: After each (re)subscription, catch up again this long after it (seconds), then this long
-#: after that: by then its LISTEN is in effect.
+#: after that: by then its LISTEN is in effect (:meth:`Follower._catch_up_after_subscribing`).
 SETTLE_DELAYS = (0.1, 0.4)
 
 
@@ -147,10 +147,11 @@ class Follower:
     # -- the threads ----------------------------------------------------------------------
 
     def _supervise(self) -> None:
+        """Follow one subscription after another, waiting longer after each failure."""
         delay = self.retry_delay
         while not self._stopping.is_set():
             try:
-                self._follow()
+                self._follow_one_subscription()
                 delay = self.retry_delay
             except EngineClosed:
                 self._halt()  # nothing left to follow with
@@ -164,7 +165,7 @@ class Follower:
                 self._stopping.wait(delay)
                 delay = min(delay * 2, self.max_retry_delay)
 
-    def _follow(self) -> None:
+    def _follow_one_subscription(self) -> None:
         """One subscription's life: catch up, subscribe from there, apply what it delivers."""
         position = self._catch_up("resubscribe")
         subscription = self.engine.app.recorder.subscribe(gt=position)
@@ -174,22 +175,23 @@ class Follower:
                 subscription.stop()
         with subscription:
             # The subscription reads what is new since ``position`` before its LISTEN takes
-            # effect, so a fact committed in between would wait for the next NOTIFY: settle
-            # catch-ups close that window.
+            # effect, so a fact committed in between would wait for the next NOTIFY: the
+            # catch-ups of SETTLE_DELAYS close that window.
             with self._changed:
-                # Registered under the lock that ``stop`` takes its list under: a settler
+                # Registered under the lock that ``stop`` takes its list under: the thread
                 # either is on that list or sees the stop and never starts.
                 if not self._stopping.is_set():
-                    settler = threading.Thread(target=self._settle, daemon=True)
-                    settler.start()
-                    self._threads = [t for t in self._threads if t.is_alive()] + [settler]
+                    late = threading.Thread(target=self._catch_up_after_subscribing, daemon=True)
+                    late.start()
+                    self._threads = [t for t in self._threads if t.is_alive()] + [late]
                 self.subscriptions += 1
                 self._changed.notify_all()
             for notification in subscription:
                 if notification.id > self.position:
                     self._catch_up("notify")
 
-    def _settle(self) -> None:
+    def _catch_up_after_subscribing(self) -> None:
+        """Catch up at each of :data:`SETTLE_DELAYS` after a subscription starts."""
         for delay in SETTLE_DELAYS:
             if self._stopping.wait(delay):
                 return
@@ -202,6 +204,7 @@ class Follower:
                 log.warning("journal catch-up after subscribing failed: %s", exc)
 
     def _poll(self) -> None:
+        """Catch up every ``poll_interval`` seconds, in case a notification was lost."""
         assert self.poll_interval is not None
         while not self._stopping.wait(self.poll_interval):
             try:
@@ -213,6 +216,8 @@ class Follower:
                 log.warning("journal poll failed: %s", exc)
 
     def _catch_up(self, cause: str) -> int:
+        """Catch the engine's view up; when its position moved, record it, wake the waiters
+        and tell ``on_change`` (``cause`` says why). Returns the position applied."""
         with self._apply_lock:
             self.engine.catch_up()
             position = self.engine.view.position()

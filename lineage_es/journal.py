@@ -1,10 +1,11 @@
 """The journal's exchange format: export, import, verify.
 
 An export is JSONL: a header line ``{"format": "lineage-es-journal", "version": "1.1", ...}``
-then one stored event a line, in journal order, with its state as JSON. The header names the
-journal's last ``position`` and, since version 1.1, how many ``events`` follow it, so that an
-import can tell an export that lost an entry (positions alone cannot: PostgreSQL leaves gaps).
-Import validates the whole file before it writes anything, so a corrupt file changes nothing.
+then one stored event a line, in journal order, with its state as JSON. A 1.1 header names the
+journal's last ``position`` and how many ``events`` follow it, so that an import can tell an
+export that lost an entry (positions alone cannot: PostgreSQL leaves gaps); a 1.0 header has
+neither, and its entries are taken as they come. Import validates the whole file before it
+writes anything, so a corrupt file changes nothing.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from typing import IO, TYPE_CHECKING, Any
 from uuid import UUID
 
 import orjson
-from eventsourcing.persistence import ApplicationRecorder, Notification, StoredEvent
+from eventsourcing.persistence import Notification, StoredEvent
 
-from lineage_es.domain.root import EVENT_CLASSES
+from lineage_es.domain.topics import EVENT_CLASSES
 from lineage_es.errors import JournalFormatError, LineageError
 from lineage_es.lines import MAX_LINE_BYTES, LineTooLong, bounded_lines
-from lineage_es.read.projection import PAGE_SIZE, Projector, decode
+from lineage_es.read.decoding import decode, originator_hex, stored_entries
+from lineage_es.read.projection import Projector
 from lineage_es.read.view import MemoryView, NodeRow
 
 FORMAT = "lineage-es-journal"
@@ -70,25 +72,6 @@ def _with_class_version(topic: str, state: dict[str, Any]) -> dict[str, Any]:
     return {**state, "class_version": version} if version > 1 else state
 
 
-def _stored(recorder: ApplicationRecorder, stop: int | None = None) -> Iterator[Notification]:
-    """Every stored entry up to position ``stop``, in pages, whatever its type."""
-    if stop == 0:
-        return
-    position = 0
-    while True:
-        page = recorder.select_notifications(
-            start=position, limit=PAGE_SIZE, stop=stop, inclusive_of_start=False
-        )
-        if not page:
-            return
-        yield from page
-        position = page[-1].id
-
-
-def _hex(originator: object) -> str:
-    return originator.hex if isinstance(originator, UUID) else str(originator)
-
-
 def _export_line(notification: Notification) -> dict[str, Any]:
     """An entry as exported; one of a type this version does not know keeps its stored
     state, for a newer version to read (an older one skips it on import)."""
@@ -99,7 +82,7 @@ def _export_line(notification: Notification) -> dict[str, Any]:
         state = _with_class_version(event.topic, event.state)
     return {
         "position": notification.id,
-        "originator_id": _hex(notification.originator_id),
+        "originator_id": originator_hex(notification.originator_id),
         "version": notification.originator_version,
         "topic": notification.topic,
         "state": state,
@@ -111,7 +94,7 @@ def export_journal(engine: Engine, out: IO[bytes]) -> int:
     returns how many events were written (the count the header gives)."""
     position = engine.position()
     recorder = engine.app.recorder
-    events = sum(1 for _ in _stored(recorder, position))
+    events = sum(1 for _ in stored_entries(recorder, stop=position))
     header = {
         "format": FORMAT,
         "version": VERSION,
@@ -121,7 +104,7 @@ def export_journal(engine: Engine, out: IO[bytes]) -> int:
     }
     out.write(orjson.dumps(header) + b"\n")
     count = 0
-    for notification in _stored(recorder, position):
+    for notification in stored_entries(recorder, stop=position):
         out.write(orjson.dumps(_export_line(notification)) + b"\n")
         count += 1
     if count != events:
@@ -133,7 +116,11 @@ def export_journal(engine: Engine, out: IO[bytes]) -> int:
 
 
 @dataclass(frozen=True)
-class _Entry:
+class ExportEntry:
+    """One entry of an export as :func:`read_export` checked it: the line it came from, its
+    position (``None`` under a 1.0 header), aggregate, version, topic and state; ``skip``
+    when its type is unknown here (its state is then dropped, its version still counted)."""
+
     line: int
     position: int | None
     originator_id: str
@@ -143,7 +130,7 @@ class _Entry:
     skip: bool = False
 
 
-def _lines(path: Path, max_total: int) -> Iterator[tuple[int, bytes, bool]]:
+def _bounded_file_lines(path: Path, max_total: int) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, bytes, ends with a newline) for each line, bounded by the shared reader.
 
     The bound on the whole file is the journal's own. It is met first on a line that crosses
@@ -159,16 +146,16 @@ def _lines(path: Path, max_total: int) -> Iterator[tuple[int, bytes, bool]]:
             ):
                 total += size
                 if total > max_total:
-                    raise _too_large(max_total, number)
+                    raise _too_large_error(max_total, number)
                 yield number, raw, complete
         except LineTooLong as exc:
             number += 1
             if total + exc.limit + 1 > max_total:
-                raise _too_large(max_total, number) from None
+                raise _too_large_error(max_total, number) from None
             raise JournalFormatError(str(exc), line=number) from None
 
 
-def _too_large(max_total: int, number: int) -> JournalFormatError:
+def _too_large_error(max_total: int, number: int) -> JournalFormatError:
     return JournalFormatError(
         f"the file is larger than the configured bound of {max_total} bytes", line=number
     )
@@ -176,13 +163,14 @@ def _too_large(max_total: int, number: int) -> JournalFormatError:
 
 @dataclass(frozen=True)
 class _Header:
-    """What a header promises: since 1.1, how many events follow and the last position."""
+    """What a header promises: how many events follow and the last position (a 1.1 header
+    gives both; a 1.0 header neither, ``events`` is then ``None``)."""
 
     events: int | None = None
     position: int = 0
 
 
-def _count(header: dict[str, Any], key: str, number: int) -> int:
+def _header_count(header: dict[str, Any], key: str, number: int) -> int:
     value = header.get(key)
     if type(value) is not int or value < 0:
         raise JournalFormatError(f"the header's {key} is not a count: {value!r}", line=number)
@@ -209,18 +197,20 @@ def _check_header(number: int, raw: bytes) -> _Header:
         )
     if "events" not in header:
         return _Header()
-    return _Header(_count(header, "events", number), _count(header, "position", number))
+    return _Header(
+        _header_count(header, "events", number), _header_count(header, "position", number)
+    )
 
 
 def read_export(
     path: Path, *, max_total: int = DEFAULT_MAX_TOTAL_BYTES
-) -> tuple[list[_Entry], ImportReport]:
+) -> tuple[list[ExportEntry], ImportReport]:
     """Parse and validate a whole export; raises on the first unusable line, or when the
     header's count (1.1) shows an entry missing. Entries of unknown types come back flagged
     ``skip`` so their aggregates can be renumbered."""
     report = ImportReport()
-    entries: list[_Entry] = []
-    lines = _lines(path, max_total)
+    entries: list[ExportEntry] = []
+    lines = _bounded_file_lines(path, max_total)
     first = next(lines, None)
     if first is None:
         raise JournalFormatError("the file is empty (no header)", line=1)
@@ -229,21 +219,21 @@ def read_export(
     previous: tuple[int, bytes, bool] | None = None
     for item in lines:
         if previous is not None:
-            _take(previous, entries, report, final=False, positioned=counted)
+            _parse_entry_line(previous, entries, report, final=False, positioned=counted)
         previous = item
     if previous is not None:
-        _take(previous, entries, report, final=True, positioned=counted)
+        _parse_entry_line(previous, entries, report, final=True, positioned=counted)
     if header.events is not None:
         _check_complete(entries, report, header.events, header.position, first[0])
     return entries, report
 
 
-def _entries(count: int) -> str:
+def _entries_are(count: int) -> str:
     return "1 entry is" if count == 1 else f"{count} entries are"
 
 
 def _check_complete(
-    entries: list[_Entry], report: ImportReport, events: int, position: int, header_line: int
+    entries: list[ExportEntry], report: ImportReport, events: int, position: int, header_line: int
 ) -> None:
     """Refuse an export that lost an entry: its positions must rise to the header's, and its
     entries number what the header counts. (Positions may skip: PostgreSQL's do.) The one
@@ -269,7 +259,7 @@ def _check_complete(
     if held < events:
         raise JournalFormatError(
             f"the header counts {events} events but the file holds {held}: "
-            f"{_entries(events - held)} missing"
+            f"{_entries_are(events - held)} missing"
             + (f" (line {torn} is torn)" if torn is not None else ""),
             line=header_line,
         )
@@ -287,9 +277,9 @@ def _check_complete(
         )
 
 
-def _take(
+def _parse_entry_line(
     item: tuple[int, bytes, bool],
-    entries: list[_Entry],
+    entries: list[ExportEntry],
     report: ImportReport,
     *,
     final: bool,
@@ -300,9 +290,9 @@ def _take(
         return
     try:
         data = orjson.loads(raw)
-        entry = _Entry(
+        entry = ExportEntry(
             line=number,
-            position=_position(data["position"]) if positioned else None,
+            position=_whole_position(data["position"]) if positioned else None,
             originator_id=str(UUID(data["originator_id"])),
             version=int(data["version"]),
             topic=str(data["topic"]),
@@ -317,13 +307,13 @@ def _take(
     if entry.topic not in EVENT_CLASSES:
         report.skipped_unknown.append(number)
         report.warnings.append(f"line {number}: unknown event type {entry.topic!r} skipped")
-        entry = _Entry(
+        entry = ExportEntry(
             entry.line, entry.position, entry.originator_id, entry.version, entry.topic, {}, True
         )
     entries.append(entry)
 
 
-def _position(value: Any) -> int:
+def _whole_position(value: Any) -> int:
     if type(value) is not int:
         raise ValueError(f"position {value!r} is not a whole number")
     return value
@@ -372,7 +362,7 @@ def import_journal(
     return report
 
 
-def _row_key(row: NodeRow) -> tuple[Any, ...]:
+def _row_values(row: NodeRow) -> tuple[Any, ...]:
     """Every field of a view row, so a rebuild that differs in any of them is caught."""
     return tuple(getattr(row, field.name) for field in fields(NodeRow))
 
@@ -392,7 +382,7 @@ def verify_journal(engine: Engine, progress: Callable[[int], None] | None = None
     unknown: dict[str, list[int]] = {}
     gaps: list[tuple[int, int]] = []
     last_position = 0
-    for notification in _stored(engine.app.recorder):
+    for notification in stored_entries(engine.app.recorder):
         report.events += 1
         position = notification.id
         if position <= last_position:
@@ -400,7 +390,7 @@ def verify_journal(engine: Engine, progress: Callable[[int], None] | None = None
         elif position > last_position + 1:
             gaps.append((last_position + 1, position - 1))
         last_position = position
-        originator = _hex(notification.originator_id)
+        originator = originator_hex(notification.originator_id)
         expected = versions.get(originator, 0) + 1
         if notification.originator_version != expected:
             report.problems.append(
@@ -416,7 +406,7 @@ def verify_journal(engine: Engine, progress: Callable[[int], None] | None = None
     _report_gaps(report, gaps, on_postgresql=engine.location.kind == "postgresql")
     for topic, positions in unknown.items():
         report.warnings.append(
-            f"{_entries(len(positions))} of unknown type {topic!r} (first at position "
+            f"{_entries_are(len(positions))} of unknown type {topic!r} (first at position "
             f"{positions[0]}): written by a newer lineage_es? The view leaves them out"
         )
     with warnings.catch_warnings():
@@ -431,10 +421,10 @@ def _report_gaps(report: VerifyReport, gaps: list[tuple[int, int]], *, on_postgr
         return
     if on_postgresql:
         unused = sum(last - first + 1 for first, last in gaps)
-        first, last = gaps[0]
+        first_gap = _positions_phrase(*gaps[0])
         report.warnings.append(
             f"{unused} position{'s' if unused > 1 else ''} in {len(gaps)} "
-            f"gap{'s' if len(gaps) > 1 else ''} hold no entry (the first: {_span(first, last)}):"
+            f"gap{'s' if len(gaps) > 1 else ''} hold no entry (the first: {first_gap}):"
             " on PostgreSQL a rolled-back write leaves such a gap, so it is not proof that an"
             " entry was lost"
         )
@@ -451,7 +441,7 @@ def _report_gaps(report: VerifyReport, gaps: list[tuple[int, int]], *, on_postgr
             )
 
 
-def _span(first: int, last: int) -> str:
+def _positions_phrase(first: int, last: int) -> str:
     return f"position {first}" if first == last else f"positions {first} to {last}"
 
 
@@ -459,8 +449,8 @@ def _compare_view(engine: Engine, report: VerifyReport) -> None:
     engine.catch_up()
     rebuilt = MemoryView()
     Projector(engine.app.recorder, rebuilt).catch_up()
-    live_rows = {r.nid: _row_key(r) for r in engine.view.all_rows()}
-    fresh_rows = {r.nid: _row_key(r) for r in rebuilt.all_rows()}
+    live_rows = {r.nid: _row_values(r) for r in engine.view.all_rows()}
+    fresh_rows = {r.nid: _row_values(r) for r in rebuilt.all_rows()}
     if rebuilt.position() != engine.view.position():
         report.problems.append(
             f"view is at position {engine.view.position()}, the journal at {rebuilt.position()}"

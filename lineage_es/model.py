@@ -1,13 +1,26 @@
 """Frozen answers the engine gives: lineages, trees, relations, chains, families.
 
 Every value here is immutable, hashable, equal after pickling and after a JSON round trip
-through :func:`to_json` / the ``from_json`` class methods.
+through :func:`to_json` and the class's ``from_json``, which reads the JSON back by the
+dataclass's own fields and their types (:class:`Answer`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Literal
+import types
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, fields
+from typing import (
+    Any,
+    Literal,
+    NamedTuple,
+    Self,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+    overload,
+)
 
 from lineage_es.facts import Resolution
 
@@ -17,20 +30,37 @@ Relation = Literal[
 Status = Literal["live", "stopped", "deleted"]
 
 
+class Answer:
+    """What every answer shares: reading it back from the JSON :func:`to_json` wrote."""
+
+    __slots__ = ()
+
+    @overload
+    @classmethod
+    def from_json(cls, data: None) -> None: ...
+
+    @overload
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self: ...
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Self | None:
+        """The answer ``data`` holds (``None`` for null): each field read by its type, a
+        nested answer as its own class, a list as a tuple; a key left out takes the field's
+        default, and one with no default raises :class:`KeyError`."""
+        return None if data is None else _read_answer(cls, data)
+
+
 @dataclass(frozen=True, slots=True)
-class Subagent:
+class Subagent(Answer):
     """The host's own id for a subagent and its declared type."""
 
     id: str
     type: str | None = None
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any] | None) -> Subagent | None:
-        return None if data is None else cls(id=data["id"], type=data.get("type"))
-
 
 @dataclass(frozen=True, slots=True)
-class Peer:
+class Peer(Answer):
     """Another node as a caller sees it in its tree.
 
     ``conversation`` is the spawn key while the child's own conversation is not known yet.
@@ -46,21 +76,9 @@ class Peer:
     subagent: Subagent | None = None
     ambiguous: bool = False
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Peer:
-        return cls(
-            conversation=data["conversation"],
-            depth=data["depth"],
-            started_at=data["started_at"],
-            resolution=data["resolution"],
-            parent=data.get("parent"),
-            subagent=Subagent.from_json(data.get("subagent")),
-            ambiguous=data.get("ambiguous", False),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class LineageTree:
+class LineageTree(Answer):
     """The live tree around a caller: every other live node of its root (``siblings``), its
     direct live children, and the other live roots; each oldest first."""
 
@@ -68,19 +86,9 @@ class LineageTree:
     children: tuple[Peer, ...] = ()
     roots: tuple[Peer, ...] = ()
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any] | None) -> LineageTree | None:
-        if data is None:
-            return None
-        return cls(
-            siblings=tuple(Peer.from_json(p) for p in data["siblings"]),
-            children=tuple(Peer.from_json(p) for p in data["children"]),
-            roots=tuple(Peer.from_json(p) for p in data["roots"]),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class AgentLineage:
+class AgentLineage(Answer):
     """Where a request stands: its conversation, root, parent, depth, how that is known, and
     the tree around it when the registry placed it (``tree`` is ``None`` otherwise); its
     display name once renamed, and whether it sits under its root with no parent edge
@@ -104,24 +112,9 @@ class AgentLineage:
         if self.ambiguous and self.parent is not None:
             object.__setattr__(self, "ambiguous", False)
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> AgentLineage:
-        return cls(
-            conversation=data["conversation"],
-            root=data["root"],
-            depth=data["depth"],
-            resolution=data["resolution"],
-            parent=data.get("parent"),
-            subagent=Subagent.from_json(data.get("subagent")),
-            tree=LineageTree.from_json(data.get("tree")),
-            host=data.get("host"),
-            name=data.get("name"),
-            ambiguous=data.get("ambiguous", False),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class Chain:
+class Chain(Answer):
     """A delegation chain ``[a, parent(a), ..., root]``.
 
     ``complete`` is false when the chain stopped early: at an ancestor the journal cannot
@@ -134,19 +127,9 @@ class Chain:
     cycle: bool = False
     capped: bool = False
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Chain:
-        return cls(
-            conversations=tuple(data["conversations"]),
-            complete=data["complete"],
-            unresolved=data.get("unresolved"),
-            cycle=data.get("cycle", False),
-            capped=data.get("capped", False),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class Provenance:
+class Provenance(Answer):
     """What a message from ``sender`` to ``recipient`` should carry: how they are related and,
     for anything but a direct child writing to its parent, the delegation chain and a note."""
 
@@ -156,19 +139,9 @@ class Provenance:
     chain: tuple[str, ...] = ()
     note: str | None = None
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Provenance:
-        return cls(
-            sender=data["sender"],
-            recipient=data["recipient"],
-            sender_relation=data["sender_relation"],
-            chain=tuple(data.get("chain", ())),
-            note=data.get("note"),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class Member:
+class Member(Answer):
     """One node of a family, as ``family(root)`` and ``agents(as_=X)`` list it;
     ``ambiguous`` as :class:`Peer` has it."""
 
@@ -185,26 +158,9 @@ class Member:
     relation: Relation | None = None
     ambiguous: bool = False
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Member:
-        return cls(
-            conversation=data["conversation"],
-            root=data["root"],
-            depth=data["depth"],
-            status=data["status"],
-            resolution=data["resolution"],
-            started_at=data["started_at"],
-            parent=data.get("parent"),
-            name=data.get("name"),
-            subagent=Subagent.from_json(data.get("subagent")),
-            stopped_at=data.get("stopped_at"),
-            relation=data.get("relation"),
-            ambiguous=data.get("ambiguous", False),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class ForestNode:
+class ForestNode(Answer):
     """A node of the drawn forest, with its children nested the same way."""
 
     conversation: str
@@ -218,31 +174,85 @@ class ForestNode:
     ambiguous: bool = False
     children: tuple[ForestNode, ...] = ()
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ForestNode:
-        """A node and its whole subtree (built from the leaves up: a forest may be deeper
-        than Python's recursion limit)."""
-        order: list[dict[str, Any]] = []
-        stack = [data]
-        while stack:
-            item = stack.pop()
-            order.append(item)
-            stack.extend(item.get("children", ()))
-        built: dict[int, ForestNode] = {}
-        for item in reversed(order):
-            built[id(item)] = cls(
-                conversation=item["conversation"],
-                host=item["host"],
-                depth=item["depth"],
-                status=item["status"],
-                resolution=item["resolution"],
-                started_at=item["started_at"],
-                subagent=Subagent.from_json(item.get("subagent")),
-                name=item.get("name"),
-                ambiguous=item.get("ambiguous", False),
-                children=tuple(built[id(child)] for child in item.get("children", ())),
-            )
-        return built[id(data)]
+
+class _FieldReading(NamedTuple):
+    """How one field of an answer is read back from JSON."""
+
+    name: str
+    #: The answer class the value holds (or, with ``many``, each item holds); ``None``: plain.
+    answer: type[Answer] | None
+    #: Whether the value is a list, read back as a tuple.
+    many: bool
+    #: Whether the field has no default, so its key must be present.
+    required: bool
+
+
+def _field_readings(cls: type[Answer]) -> tuple[_FieldReading, ...]:
+    """How each field of ``cls`` is read, from its type: ``X | None`` as ``X`` (null staying
+    null), ``tuple[X, ...]`` as a list of ``X``, an :class:`Answer` class as a nested one.
+    Worked out once per class."""
+    known = _READINGS.get(cls)
+    if known is not None:
+        return known
+    hints = get_type_hints(cls)
+    readings = []
+    for field in fields(cls):  # type: ignore[arg-type]
+        hint = hints[field.name]
+        if get_origin(hint) in (Union, types.UnionType):
+            arms = [arm for arm in get_args(hint) if arm is not type(None)]
+            hint = arms[0] if len(arms) == 1 else Any
+        many = get_origin(hint) is tuple
+        if many:
+            hint = get_args(hint)[0]
+        answer = hint if isinstance(hint, type) and issubclass(hint, Answer) else None
+        required = field.default is MISSING and field.default_factory is MISSING
+        readings.append(_FieldReading(field.name, answer, many, required))
+    _READINGS[cls] = tuple(readings)
+    return _READINGS[cls]
+
+
+_READINGS: dict[type[Answer], tuple[_FieldReading, ...]] = {}
+
+
+def _read_answer(cls: type[Answer], data: Mapping[str, Any]) -> Any:
+    """``data`` read back as a ``cls``, its nested answers first.
+
+    Written here rather than taken from a library (cattrs, dacite, pydantic): those read
+    nested values by recursion, and a forest may be deeper than Python's recursion limit.
+    So the nested objects are listed parent first with an explicit stack, then built in
+    the reverse order, each child before the parent that holds it.
+    """
+    listed: list[tuple[type[Answer], Mapping[str, Any]]] = []
+    stack: list[tuple[type[Answer], Mapping[str, Any]]] = [(cls, data)]
+    while stack:
+        kind, item = stack.pop()
+        listed.append((kind, item))
+        for reading in _field_readings(kind):
+            nested = reading.answer
+            value = item.get(reading.name) if nested is not None else None
+            if nested is None or value is None:
+                continue
+            if reading.many:
+                stack.extend((nested, child) for child in value)
+            else:
+                stack.append((nested, value))
+    built: dict[tuple[type[Answer], int], Answer] = {}
+    for kind, item in reversed(listed):
+        values: dict[str, Any] = {}
+        for reading in _field_readings(kind):
+            if reading.name not in item:
+                if reading.required:
+                    raise KeyError(reading.name)
+                continue
+            value = item[reading.name]
+            nested = reading.answer
+            if reading.many:
+                value = tuple(value if nested is None else (built[nested, id(v)] for v in value))
+            elif nested is not None and value is not None:
+                value = built[nested, id(value)]
+            values[reading.name] = value
+        built[kind, id(item)] = kind(**values)
+    return built[cls, id(data)]
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -281,9 +291,9 @@ _FIELD_NAMES: dict[type, tuple[str, ...]] = {
     for cls in (Subagent, Peer, LineageTree, AgentLineage, Chain, Provenance, Member, ForestNode)
 }
 
-#: Fields written only when set (true, or not null), as the tree's JSON writes
-#: ``ambiguous``: a flag most nodes lack, added after answers had their shape, so every
-#: answer without it reads as it always did.
+#: Fields written only when set (true, or not null), as the tree's JSON writes ``ambiguous``:
+#: most answers lack them, and an answer without them keeps the JSON shape its readers expect
+#: (``from_json`` reads a missing one as its default).
 _SPARSE_FIELDS: dict[type, frozenset[str]] = {
     Peer: frozenset({"ambiguous"}),
     AgentLineage: frozenset({"name", "ambiguous"}),

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lineage_es.engine.engine import Engine, open_engine
-from lineage_es.read.projection import PAGE_SIZE
+from lineage_es.read.decoding import PAGE_SIZE
 from tools.generate import build_journal, ensure_journal
 
 

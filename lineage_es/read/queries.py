@@ -32,29 +32,30 @@ ROOT_CACHE_SIZE = 512
 
 def same_workspace(a: Sequence[str], b: Sequence[str]) -> bool:
     """Whether two lists of workspace roots name the same workspace: the same folders, in
-    any order (host adapters normalise what they journal; roots journaled before they did
-    may hold their folders in the order the host sent them)."""
+    any order (host adapters normalise what they journal, but a journal may also hold roots
+    whose folders are in the order the host sent them)."""
     return a == b or sorted(set(a)) == sorted(set(b))
 
 
-def _order(row: NodeRow) -> tuple[str, int]:
+def _oldest_first(row: NodeRow) -> tuple[str, int]:
     return (row.started_at, row.nid)
 
 
-def _subagent(row: NodeRow) -> Subagent | None:
+def _subagent_of(row: NodeRow) -> Subagent | None:
     if row.is_root:
         return None
     return Subagent(id=row.subagent_id or row.key, type=row.agent_type)
 
 
 def peer_of(row: NodeRow) -> Peer:
+    """A node as another caller sees it in its tree."""
     return Peer(
         conversation=row.key,
         depth=row.depth,
         started_at=row.started_at,
         resolution=row.resolution,  # type: ignore[arg-type]
         parent=row.parent,
-        subagent=_subagent(row),
+        subagent=_subagent_of(row),
         ambiguous=row.ambiguous,
     )
 
@@ -85,7 +86,7 @@ class RootSnapshot:
     children: dict[str, tuple[Peer, ...]] = field(init=False)
     peers: dict[int, tuple[tuple[object, ...], Peer]] = field(init=False)
 
-    def _peer(self, row: NodeRow) -> Peer:
+    def _peer_reusing_previous(self, row: NodeRow) -> Peer:
         signature = _peer_signature(row)
         known = self.previous.peers.get(row.nid) if self.previous is not None else None
         peer = known[1] if known is not None and known[0] == signature else peer_of(row)
@@ -94,13 +95,13 @@ class RootSnapshot:
 
     def __post_init__(self) -> None:
         self.peers = {}
-        self.rows.sort(key=_order)
+        self.rows.sort(key=_oldest_first)
         self.by_key = {}
         for row in self.rows:
             if row.key not in self.by_key or self.by_key[row.key].status == "deleted":
                 self.by_key[row.key] = row
         live_rows = [row for row in self.rows if row.status == "live"]
-        self.live = tuple(self._peer(row) for row in live_rows)
+        self.live = tuple(self._peer_reusing_previous(row) for row in live_rows)
         self.previous = None
         children: dict[str, list[Peer]] = {}
         for row, peer in zip(live_rows, self.live, strict=True):
@@ -110,6 +111,7 @@ class RootSnapshot:
 
     @property
     def root(self) -> NodeRow:
+        """The root's own row."""
         return next(row for row in self.rows if row.is_root)
 
 
@@ -125,7 +127,12 @@ def _why_stopped(chain: Chain) -> str:
 
 
 class Queries:
-    """Every question the engine answers, over one view (live, or as of a past position)."""
+    """Every question the engine answers, over one view (live, or as of a past position).
+
+    The engine's own tool: besides the answers it hands out view rows (:meth:`find`,
+    :meth:`require`) and takes the rows the engine just wrote (:meth:`absorb`). Callers
+    outside the engine ask a :class:`~lineage_es.read.answers.TreeReader`, which wraps it.
+    """
 
     def __init__(self, view: ViewStore) -> None:
         self.view = view
@@ -181,6 +188,7 @@ class Queries:
         return min(rows, key=lambda r: (rank.get(r.status, 3), -r.nid))
 
     def require(self, conversation: str, host: str | None = None) -> NodeRow:
+        """The node listed as ``conversation``; :class:`UnknownConversation` when unknown."""
         row = self.find(conversation, host)
         if row is None:
             raise UnknownConversation(conversation)
@@ -198,6 +206,8 @@ class Queries:
         return self.lineage_of(row, resolution=resolution)
 
     def lineage_of(self, row: NodeRow, *, resolution: Resolution | None = None) -> AgentLineage:
+        """The lineage of ``row``'s node (``resolution`` in place of the row's, when given),
+        with its tree unless the node is deleted."""
         tree = None if row.status == "deleted" else self.tree_of(row)
         return AgentLineage(
             conversation=row.key,
@@ -205,7 +215,7 @@ class Queries:
             depth=row.depth,
             resolution=resolution or row.resolution,  # type: ignore[arg-type]
             parent=row.parent,
-            subagent=_subagent(row),
+            subagent=_subagent_of(row),
             tree=tree,
             host=row.host,
             name=row.name,
@@ -220,6 +230,8 @@ class Queries:
         return self.tree_of(row)
 
     def tree_of(self, row: NodeRow) -> LineageTree:
+        """The live tree around ``row``'s node: its root's other live nodes, its live
+        children (none while it is pending) and the other live roots of its workspace."""
         snapshot = self.snapshot(row.root_id)
         key = row.key
         siblings = tuple(peer for peer in snapshot.live if peer.conversation != key)
@@ -249,7 +261,7 @@ class Queries:
         cached = self._root_lists.get(host)
         if cached is not None and cached[0] == version:
             return cached[1]
-        rows = sorted(self.view.roots(host, live_only=True), key=_order)
+        rows = sorted(self.view.roots(host, live_only=True), key=_oldest_first)
         listed = [(row, peer_of(row)) for row in rows]
         self._root_lists[host] = (version, listed)
         return listed
@@ -352,21 +364,23 @@ class Queries:
         """Every node of ``root``'s family that is not deleted, oldest first."""
         row = self.require(root, host)
         snapshot = self.snapshot(row.root_id)
-        return tuple(self._member(r) for r in snapshot.rows if r.status != "deleted")
+        return tuple(self._member_of(r) for r in snapshot.rows if r.status != "deleted")
 
     def agents(self, as_: str, host: str | None = None) -> tuple[Member, ...]:
         """Every known node of the caller's host, each with its relation to the caller."""
         me = self.require(as_, host)
         members: list[Member] = []
-        for root in sorted(self.view.roots(me.host, live_only=False), key=_order):
+        for root in sorted(self.view.roots(me.host, live_only=False), key=_oldest_first):
             snapshot = self.snapshot(root.root_id)
             for row in snapshot.rows:
                 if row.status == "deleted":
                     continue
-                members.append(self._member(row, relation=self.relation(row.key, me.key, me.host)))
+                members.append(
+                    self._member_of(row, relation=self.relation(row.key, me.key, me.host))
+                )
         return tuple(members)
 
-    def _member(self, row: NodeRow, relation: Relation | None = None) -> Member:
+    def _member_of(self, row: NodeRow, relation: Relation | None = None) -> Member:
         return Member(
             conversation=row.key,
             root=row.root,
@@ -376,7 +390,7 @@ class Queries:
             started_at=row.started_at,
             parent=row.parent,
             name=row.name,
-            subagent=_subagent(row),
+            subagent=_subagent_of(row),
             stopped_at=row.stopped_at,
             relation=relation,
             ambiguous=row.ambiguous,
@@ -390,7 +404,7 @@ class Queries:
         if root is not None:
             roots = [self.snapshot(self.require(root, host).root_id).root]
         else:
-            roots = sorted(self.view.roots(host, live_only=not include_stopped), key=_order)
+            roots = sorted(self.view.roots(host, live_only=not include_stopped), key=_oldest_first)
         return tuple(
             node
             for r in roots
@@ -414,7 +428,7 @@ class Queries:
                 status=row.status,  # type: ignore[arg-type]
                 resolution=row.resolution,  # type: ignore[arg-type]
                 started_at=row.started_at,
-                subagent=_subagent(row),
+                subagent=_subagent_of(row),
                 name=row.name,
                 ambiguous=row.ambiguous,
                 children=kids,

@@ -78,7 +78,7 @@ def _schema(id_type: str) -> list[str]:
     ]
 
 
-def _row(values: Sequence[Any]) -> NodeRow:
+def _row_from_columns(values: Sequence[Any]) -> NodeRow:
     workspace = values[18]
     return NodeRow(
         nid=values[0],
@@ -103,7 +103,7 @@ def _row(values: Sequence[Any]) -> NodeRow:
     )
 
 
-def _params(row: NodeRow) -> tuple[Any, ...]:
+def _columns_of(row: NodeRow) -> tuple[Any, ...]:
     return (
         row.nid,
         row.root_id,
@@ -169,7 +169,9 @@ class SqlView(ABC):
         return int(found[0][0]) if found else 0
 
     def root_rows(self, root_id: str) -> list[NodeRow]:
-        return [_row(r) for r in self._query(f"{_SELECT} WHERE root_id = ?", (root_id,))]
+        return [
+            _row_from_columns(r) for r in self._query(f"{_SELECT} WHERE root_id = ?", (root_id,))
+        ]
 
     def find(self, conversation: str) -> list[NodeRow]:
         found = self._query(
@@ -178,7 +180,7 @@ class SqlView(ABC):
             f"{_SELECT} WHERE conversation IS NULL AND spawn_key = ?",
             (conversation, conversation),
         )
-        return [_row(r) for r in found]
+        return [_row_from_columns(r) for r in found]
 
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
         sql = f"{_SELECT} WHERE depth = 0 AND conversation = root"
@@ -187,14 +189,14 @@ class SqlView(ABC):
             sql += " AND host = ?"
             params.append(host)
         sql += " AND status = 'live'" if live_only else " AND status <> 'deleted'"
-        return [_row(r) for r in self._query(sql, params)]
+        return [_row_from_columns(r) for r in self._query(sql, params)]
 
     def all_rows(self) -> list[NodeRow]:
-        return [_row(r) for r in self._query(f"{_SELECT} ORDER BY nid")]
+        return [_row_from_columns(r) for r in self._query(f"{_SELECT} ORDER BY nid")]
 
     def pending(self, host: str) -> list[NodeRow]:
         return [
-            _row(r)
+            _row_from_columns(r)
             for r in self._query(
                 f"{_SELECT} WHERE conversation IS NULL AND host = ? AND status = 'live'", (host,)
             )
@@ -219,7 +221,7 @@ class SqlView(ABC):
             if cursor.rowcount != 1:
                 raise _PositionMovedError
             if rows:
-                cursor.executemany(_UPSERT, [_params(row) for row in rows])
+                cursor.executemany(_UPSERT, [_columns_of(row) for row in rows])
                 cursor.executemany(
                     "INSERT INTO lineage_root_versions (root_id, position) VALUES (?, ?) "
                     "ON CONFLICT (root_id) DO UPDATE SET position = excluded.position",
@@ -240,7 +242,7 @@ class SqlView(ABC):
             cursor.execute("DELETE FROM lineage_nodes")
             cursor.execute("DELETE FROM lineage_root_versions")
             if rows:
-                cursor.executemany(_UPSERT, [_params(row) for row in rows])
+                cursor.executemany(_UPSERT, [_columns_of(row) for row in rows])
                 cursor.executemany(
                     "INSERT INTO lineage_root_versions (root_id, position) VALUES (?, ?)",
                     [(root_id, position) for root_id in {row.root_id for row in rows}],

@@ -181,8 +181,8 @@ class MemoryView:
             self._rows[row.nid] = stored
             self._by_root.setdefault(row.root_id, {})[row.nid] = stored
             self._by_key.setdefault(stored.key, {})[row.nid] = stored
-            _file(self._root_nodes, stored, stored.is_root)
-            _file(self._unbound, stored, stored.conversation is None)
+            _index_if(self._root_nodes, stored, stored.is_root)
+            _index_if(self._unbound, stored, stored.conversation is None)
             self._root_versions[row.root_id] = position
             if stored.depth == 0 or (old is not None and old.depth == 0):
                 self._roots_version = position
@@ -192,7 +192,8 @@ class MemoryView:
         """Nothing to release."""
 
 
-def _file(index: dict[int, NodeRow], row: NodeRow, belongs: bool) -> None:
+def _index_if(index: dict[int, NodeRow], row: NodeRow, belongs: bool) -> None:
+    """Keep ``row`` in ``index`` when it ``belongs`` there, and take it out when not."""
     if belongs:
         index[row.nid] = row
     else:
