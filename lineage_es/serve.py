@@ -30,6 +30,7 @@ from lineage_es.errors import (
     StoreError,
     UnknownConversation,
 )
+from lineage_es.facts import HOSTS
 from lineage_es.hosts.base import parse_time
 from lineage_es.model import to_json
 from lineage_es.read.render import dumps_deep, forest_data
@@ -37,9 +38,9 @@ from lineage_es.read.render import dumps_deep, forest_data
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
 
-DEFAULT_HOST = "127.0.0.1"
+#: Where ``lineage serve`` listens unless told otherwise: this machine only.
+DEFAULT_BIND = "127.0.0.1"
 DEFAULT_PORT = 7421
-HOSTS = ("claude", "codex", "cursor")
 
 ENDPOINTS = {
     "/tree": (
@@ -51,7 +52,7 @@ ENDPOINTS = {
     "/chain/{id}": "the delegation chain up to the root (?host=H)",
 }
 
-#: The query parameters each endpoint (as :func:`_endpoint` names it) takes: any other is a
+#: The query parameters each endpoint (as :func:`_endpoint_of` names it) takes: any other is a
 #: 400, so a typo (``?al=1``) is not answered as if it were absent.
 PARAMETERS: dict[str, tuple[str, ...]] = {
     "/": (),
@@ -71,9 +72,9 @@ class ApiError(Exception):
         self.reason = reason
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address) names this machine only."""
-    name = host.strip("[]").lower()
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` (a name or an IP address) names this machine only."""
+    name = address.strip("[]").lower()
     if name == "localhost" or name.endswith(".localhost"):
         return True
     try:
@@ -93,15 +94,15 @@ def answer(engine: Engine, target: str) -> Any:
     parts = urlsplit(target)
     query = parse_qs(parts.query, keep_blank_values=True)
     path = parts.path
-    endpoint = _endpoint(path)
-    _known(query, endpoint)
-    host = _host(query)
+    endpoint = _endpoint_of(path)
+    _refuse_unknown_parameters(query, endpoint)
+    host = _host_parameter(query)
     if endpoint == "/":
         return {"endpoints": ENDPOINTS}
     if endpoint == "/tree":
-        include = _flag(query, "all")
-        root = _one(query, "root")
-        at, position = _time(query, "at"), _position(query, "position")
+        include = _yes_or_no(query, "all")
+        root = _last_value(query, "root")
+        at, position = _time_parameter(query, "at"), _position_parameter(query, "position")
         if position is not None and position > (last := engine.position()):
             raise ApiError(
                 HTTPStatus.BAD_REQUEST,
@@ -114,16 +115,16 @@ def answer(engine: Engine, target: str) -> Any:
             forest = queries.forest(host, include_stopped=include, root=root)
         return Encoded(dumps_deep(forest_data(forest)))
     if endpoint == "/lineage/":
-        return to_json(engine.lineage(_id(path, endpoint), host))
+        return to_json(engine.lineage(_conversation_in_path(path, endpoint), host))
     if endpoint == "/chain/":
-        return to_json(engine.chain(_id(path, endpoint), host))
-    a, b = _one(query, "a"), _one(query, "b")  # /relation, the last of PARAMETERS
+        return to_json(engine.chain(_conversation_in_path(path, endpoint), host))
+    a, b = _last_value(query, "a"), _last_value(query, "b")  # /relation, the last of PARAMETERS
     if not a or not b:
         raise ApiError(HTTPStatus.BAD_REQUEST, "give both conversations: /relation?a=A&b=B")
     return {"a": a, "b": b, "relation": engine.relation(a, b, host)}
 
 
-def _endpoint(path: str) -> str:
+def _endpoint_of(path: str) -> str:
     """The endpoint ``path`` asks for, as :data:`PARAMETERS` names it; 404 for none."""
     if path in ("", "/"):
         return "/"
@@ -133,7 +134,7 @@ def _endpoint(path: str) -> str:
     raise ApiError(HTTPStatus.NOT_FOUND, f"no such endpoint {path!r}; try /")
 
 
-def _known(query: dict[str, list[str]], endpoint: str) -> None:
+def _refuse_unknown_parameters(query: dict[str, list[str]], endpoint: str) -> None:
     """Refuse the first parameter ``endpoint`` does not take, naming it and what it takes."""
     known = PARAMETERS[endpoint]
     for key in query:
@@ -144,9 +145,9 @@ def _known(query: dict[str, list[str]], endpoint: str) -> None:
             )
 
 
-def _time(query: dict[str, list[str]], key: str) -> datetime | None:
+def _time_parameter(query: dict[str, list[str]], key: str) -> datetime | None:
     """An ISO-8601 time, read as ``lineage tree --at`` reads it (no zone: UTC)."""
-    value = _one(query, key)
+    value = _last_value(query, key)
     if value is None:
         return None
     moment = parse_time(value)
@@ -155,9 +156,9 @@ def _time(query: dict[str, list[str]], key: str) -> datetime | None:
     return moment
 
 
-def _position(query: dict[str, list[str]], key: str) -> int | None:
+def _position_parameter(query: dict[str, list[str]], key: str) -> int | None:
     """A journal position: a whole number, 0 or more (ASCII digits only)."""
-    value = _one(query, key)
+    value = _last_value(query, key)
     if value is None:
         return None
     if not (value.isascii() and value.isdigit()):
@@ -167,7 +168,8 @@ def _position(query: dict[str, list[str]], key: str) -> int | None:
     return int(value)
 
 
-def _one(query: dict[str, list[str]], key: str) -> str | None:
+def _last_value(query: dict[str, list[str]], key: str) -> str | None:
+    """The value of parameter ``key`` (the last one, when it is given twice), else None."""
     values = query.get(key)
     return values[-1] if values else None
 
@@ -176,8 +178,9 @@ def _one(query: dict[str, list[str]], key: str) -> str | None:
 FLAGS = {"1": True, "true": True, "0": False, "false": False}
 
 
-def _flag(query: dict[str, list[str]], key: str) -> bool:
-    value = _one(query, key)
+def _yes_or_no(query: dict[str, list[str]], key: str) -> bool:
+    """A yes/no parameter (:data:`FLAGS`); absent is no."""
+    value = _last_value(query, key)
     if value is None:
         return False
     try:
@@ -188,14 +191,16 @@ def _flag(query: dict[str, list[str]], key: str) -> bool:
         ) from None
 
 
-def _host(query: dict[str, list[str]]) -> str | None:
-    host = _one(query, "host")
+def _host_parameter(query: dict[str, list[str]]) -> str | None:
+    """``?host=``: one of :data:`lineage_es.facts.HOSTS`; absent or empty is any host."""
+    host = _last_value(query, "host")
     if host is not None and host not in HOSTS:
         raise ApiError(HTTPStatus.BAD_REQUEST, f"host must be one of {', '.join(HOSTS)}")
     return host or None
 
 
-def _id(path: str, prefix: str) -> str:
+def _conversation_in_path(path: str, prefix: str) -> str:
+    """The URL-decoded conversation id after ``prefix`` in ``path``; 400 when it is empty."""
     conversation = unquote(path[len(prefix) :])
     if not conversation:
         raise ApiError(HTTPStatus.BAD_REQUEST, f"name a conversation: {prefix}ID")
@@ -211,7 +216,7 @@ CONTROL_ESCAPES = str.maketrans(
 )
 
 
-def make_handler(engine: Engine, *, check_host: bool) -> type[BaseHTTPRequestHandler]:
+def make_handler(engine: Engine, *, check_host_header: bool) -> type[BaseHTTPRequestHandler]:
     """A request handler class answering from ``engine``."""
 
     class Handler(BaseHTTPRequestHandler):
@@ -236,7 +241,8 @@ def make_handler(engine: Engine, *, check_host: bool) -> type[BaseHTTPRequestHan
 
         def _reply(self, *, include_body: bool) -> None:
             try:
-                if check_host and not is_loopback(_host_name(self.headers.get("Host", ""))):
+                asked_for = _host_of_header(self.headers.get("Host", ""))
+                if check_host_header and not is_loopback(asked_for):
                     raise ApiError(HTTPStatus.FORBIDDEN, "this server answers loopback names only")
                 body = answer(engine, self.path)
                 status = HTTPStatus.OK
@@ -284,8 +290,11 @@ def make_handler(engine: Engine, *, check_host: bool) -> type[BaseHTTPRequestHan
     return Handler
 
 
-def _host_name(header: str) -> str:
-    """The host part of a ``Host`` header (``[::1]:8080`` → ``::1``)."""
+def _host_of_header(header: str) -> str:
+    """The host part of a ``Host`` header (``[::1]:8080`` → ``::1``).
+
+    Not :func:`urllib.parse.urlsplit`: it raises on an unclosed ``[``, and a header is the
+    client's to get wrong; here it is kept whole, and refused as no loopback name."""
     if header.startswith("["):
         return header[1 : header.find("]")] if "]" in header else header
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
@@ -312,29 +321,31 @@ class LineageServer6(LineageServer):
 
 def make_server(
     engine: Engine,
-    host: str = DEFAULT_HOST,
+    bind: str = DEFAULT_BIND,
     port: int = DEFAULT_PORT,
     *,
     allow_remote: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> LineageServer:
-    """A server bound to ``host:port`` (port 0: any free one), not yet serving.
+    """A server listening on address ``bind``, port ``port`` (0: any free one), not yet
+    serving.
 
     Refuses an address other than loopback unless ``allow_remote``: the journal names every
     project and prompt a person works on.
     """
     if not 0 <= port <= 65535:
         raise LineageError(f"port {port} is not a TCP port: use 0 (any free one) to 65535")
-    if not is_loopback(host) and not allow_remote:
+    if not is_loopback(bind) and not allow_remote:
         raise LineageError(
-            f"refusing to listen on {host} (--bind): it is reachable from other machines, and "
+            f"refusing to listen on {bind} (--bind): it is reachable from other machines, and "
             "the journal names every project you work on; pass --allow-remote if you mean it"
         )
     try:
-        kind = LineageServer6 if ":" in host else LineageServer
-        server = kind((host.strip("[]"), port), make_handler(engine, check_host=not allow_remote))
+        kind = LineageServer6 if ":" in bind else LineageServer
+        handler = make_handler(engine, check_host_header=not allow_remote)
+        server = kind((bind.strip("[]"), port), handler)
     except OSError as exc:
-        raise LineageError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        raise LineageError(f"cannot listen on {bind}:{port}: {exc.strerror}") from None
     server.log = log
     return server
 
@@ -351,7 +362,7 @@ def serve_in_thread(server: LineageServer, poll_interval: float = 0.05) -> threa
 
 def url_of(server: LineageServer) -> str:
     """The base URL the server answers on."""
-    host, port = server.server_address[:2]
-    name = host.decode() if isinstance(host, bytes) else str(host)
+    address, port = server.server_address[:2]
+    name = address.decode() if isinstance(address, bytes) else str(address)
     shown = f"[{name}]" if ":" in name else name
     return f"http://{shown}:{port}"

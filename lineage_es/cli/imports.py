@@ -7,31 +7,35 @@ on stderr while files are read and prints the import's summary at the end.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 import click
 
-from lineage_es.cli.main import open_store, reports_errors, store_option
+from lineage_es.cli.common import FC, open_store, reports_errors, store_option
 
 if TYPE_CHECKING:
-    from lineage_es.importers import ImportReport
+    from click._termui_impl import ProgressBar
 
-DIR_ARGUMENT = click.argument(
+FOLDER_ARGUMENT = click.argument(
     "folder",
     required=False,
     type=click.Path(file_okay=False, path_type=Path),
 )
 
 
-class _Bar:
-    """click's progress bar over the bytes an import reads; nothing at all when quiet."""
+class ImportProgressBar:
+    """The importer's progress (``begin(total)``, ``advance(done)``) drawn as click's
+    progress bar over the bytes read, on stderr; nothing at all when quiet.
+
+    click's bar is a context manager sized up front, and an importer learns its total only
+    once it has listed the folder: this opens the bar then, and :meth:`close` ends it.
+    """
 
     def __init__(self, quiet: bool, label: str) -> None:
         self.quiet = quiet
         self.label = label
-        self.bar: Any = None
+        self.bar: ProgressBar[int] | None = None
 
     def begin(self, total: int) -> None:
         if not self.quiet and total:
@@ -48,7 +52,8 @@ class _Bar:
             self.bar = None
 
 
-def _options(func: Callable[..., Any]) -> Callable[..., Any]:
+def import_options(func: FC) -> FC:
+    """The options both ``import`` commands take."""
     func = click.option(
         "--reconcile",
         is_flag=True,
@@ -66,24 +71,19 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
     return store_option(func)
 
 
-def _run(
-    host: str,
+def import_history(
+    host: Literal["claude", "codex"],
     folder: Path | None,
     reconcile: bool,
     quiet: bool,
     max_file_size: int,
     store: str | None,
 ) -> None:
-    importer: Callable[..., ImportReport]
-    if host == "claude":  # one host's code only (the package imports none eagerly)
-        from lineage_es.importers.claude_projects import import_claude
+    """Import ``host``'s history folder into the store, then print the import's summary."""
+    from lineage_es import importers  # loads only the importer named below
 
-        importer = import_claude
-    else:
-        from lineage_es.importers.codex_sessions import import_codex
-
-        importer = import_codex
-    bar = _Bar(quiet, f"reading {host} history")
+    importer = importers.import_claude if host == "claude" else importers.import_codex
+    bar = ImportProgressBar(quiet, f"reading {host} history")
     with open_store(store) as engine:
         try:
             report = importer(
@@ -95,10 +95,6 @@ def _run(
             )
         finally:
             bar.close()
-    _summary(report)
-
-
-def _summary(report: ImportReport) -> None:
     for line in report.summary():
         click.echo(line, err=True)
 
@@ -124,8 +120,8 @@ def import_command() -> None:
 
 
 @import_command.command("claude")
-@DIR_ARGUMENT
-@_options
+@FOLDER_ARGUMENT
+@import_options
 @reports_errors
 def import_claude_command(
     folder: Path | None, reconcile: bool, quiet: bool, max_file_size: int, store: str | None
@@ -137,12 +133,12 @@ def import_claude_command(
     Example:
       lineage import claude && lineage tree --all
     """
-    _run("claude", folder, reconcile, quiet, max_file_size, store)
+    import_history("claude", folder, reconcile, quiet, max_file_size, store)
 
 
 @import_command.command("codex")
-@DIR_ARGUMENT
-@_options
+@FOLDER_ARGUMENT
+@import_options
 @reports_errors
 def import_codex_command(
     folder: Path | None, reconcile: bool, quiet: bool, max_file_size: int, store: str | None
@@ -154,4 +150,4 @@ def import_codex_command(
     Example:
       lineage import codex ~/.codex/archived_sessions
     """
-    _run("codex", folder, reconcile, quiet, max_file_size, store)
+    import_history("codex", folder, reconcile, quiet, max_file_size, store)

@@ -2,25 +2,31 @@
 and ``serve``; plus the loop behind ``lineage tree --watch``.
 
 Each is thin over a library module (:mod:`lineage_es.hook`, :mod:`lineage_es.hook_config`,
-:mod:`lineage_es.serve`); they are registered on the ``lineage`` group at the end of
-:mod:`lineage_es.cli.main`.
+:mod:`lineage_es.serve`); :mod:`lineage_es.cli.main` registers them on the ``lineage`` group.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from lineage_es.cli import main as base
+from lineage_es.cli.common import (
+    FC,
+    HOST_CHOICE,
+    HOSTS_IN_WORDS,
+    open_store,
+    reports_errors,
+    store_option,
+)
+from lineage_es.facts import HOSTS
 
-HOST_CHOICE = click.Choice(["claude", "codex", "cursor"])
-
+if TYPE_CHECKING:
+    from lineage_es.hook_config import ConfigChange, Scope
 
 #: The hook's options, which :func:`lineage_es.hook.parse_args` reads (the console script
 #: hands ``lineage hook HOST ...`` to it without click): listed in ``lineage hook --help``.
@@ -55,7 +61,7 @@ class HookCommand(click.Command):
     cls=HookCommand,
     context_settings={"ignore_unknown_options": True, "help_option_names": ["-h", "--help"]},
 )
-@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="claude|codex|cursor")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="|".join(HOSTS))
 def hook(args: tuple[str, ...]) -> None:
     """Journal one hook payload read from stdin: what Claude Code, Codex or Cursor runs.
 
@@ -73,12 +79,13 @@ def hook(args: tuple[str, ...]) -> None:
     from lineage_es import hook as hook_module
 
     if not hook_module.parse_args(args).host:
-        click.echo("lineage hook: name the host: claude, codex or cursor", err=True)
+        click.echo(f"lineage hook: name the host: {HOSTS_IN_WORDS}", err=True)
         return
     hook_module.main(args)
 
 
-def scope_option(func: Callable[..., Any]) -> Callable[..., Any]:
+def scope_option(func: FC) -> FC:
+    """``--scope user|project``: whose hook config to change."""
     return click.option(
         "--scope",
         type=click.Choice(["user", "project"]),
@@ -88,7 +95,8 @@ def scope_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def dry_run_option(func: Callable[..., Any]) -> Callable[..., Any]:
+def dry_run_option(func: FC) -> FC:
+    """``--dry-run``: print the config as it would be written, and change nothing."""
     return click.option(
         "--dry-run", is_flag=True, help="Print the config as it would be written; change nothing."
     )(func)
@@ -101,7 +109,7 @@ def dry_run_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--store",
     default=None,
-    callback=lambda ctx, param, value: _hook_store(value),
+    callback=lambda ctx, param, value: _store_a_hook_can_use(value),
     help="Write this store into the hook command: sqlite:///PATH (made absolute) or "
     "postgresql://USER@HOST:PORT/DB; memory:// is refused (each hook is a process of its "
     "own). Without it the command names no store: each hook uses $LINEAGE_STORE of the "
@@ -114,9 +122,9 @@ def dry_run_option(func: Callable[..., Any]) -> Callable[..., Any]:
     default=None,
     help="Make the hooks also append every payload they accept to this recording.",
 )
-@base.reports_errors
+@reports_errors
 def install_hooks(
-    hosts: tuple[str, ...], scope: str, dry_run: bool, store: str | None, record: Path | None
+    hosts: tuple[str, ...], scope: Scope, dry_run: bool, store: str | None, record: Path | None
 ) -> None:
     """Add lineage's hook to each host's own hook config, keeping every existing entry.
 
@@ -144,8 +152,8 @@ def install_hooks(
         )
     for host in hosts:
         command = hook_command(host, store=store, record=record)
-        change = install(host, scope, command=command, dry_run=dry_run)  # type: ignore[arg-type]
-        _report(change, "added", change.added)
+        change = install(host, scope, command=command, dry_run=dry_run)
+        _print_config_change(change, "added", change.added)
         if host == "codex" and change.changed and not dry_run:
             click.echo(
                 "codex: Codex runs a new hook only once you trust it: open /hooks in Codex "
@@ -155,7 +163,7 @@ def install_hooks(
             )
 
 
-def _hook_store(value: str | None) -> str | None:
+def _store_a_hook_can_use(value: str | None) -> str | None:
     """Refuse, before anything is written, a store no hook could keep anything in: every
     hook would fail later, and say so only in hook.log."""
     from lineage_es.hook_config import HookConfigError, hook_store
@@ -172,8 +180,8 @@ def _hook_store(value: str | None) -> str | None:
 @click.argument("hosts", nargs=-1, required=True, type=HOST_CHOICE)
 @scope_option
 @dry_run_option
-@base.reports_errors
-def uninstall_hooks(hosts: tuple[str, ...], scope: str, dry_run: bool) -> None:
+@reports_errors
+def uninstall_hooks(hosts: tuple[str, ...], scope: Scope, dry_run: bool) -> None:
     """Remove exactly the hook entries install-hooks added; everything else stays.
 
     \b
@@ -184,11 +192,13 @@ def uninstall_hooks(hosts: tuple[str, ...], scope: str, dry_run: bool) -> None:
     from lineage_es.hook_config import uninstall
 
     for host in hosts:
-        change = uninstall(host, scope, dry_run=dry_run)  # type: ignore[arg-type]
-        _report(change, "removed", change.removed)
+        change = uninstall(host, scope, dry_run=dry_run)
+        _print_config_change(change, "removed", change.removed)
 
 
-def _report(change: Any, verb: str, events: tuple[str, ...]) -> None:
+def _print_config_change(change: ConfigChange, verb: str, events: tuple[str, ...]) -> None:
+    """Say what an install or uninstall did to one host's config (on stderr), or with
+    ``--dry-run`` what it would write (the file itself on stdout)."""
     where = click.format_filename(change.path)
     if change.dry_run:
         if change.changed and change.text is None:
@@ -236,8 +246,8 @@ def _report(change: Any, verb: str, events: tuple[str, ...]) -> None:
     "work on, so think twice.",
 )
 @click.option("--quiet", is_flag=True, help="Do not log requests on stderr.")
-@base.store_option
-@base.reports_errors
+@store_option
+@reports_errors
 def serve(
     bind: str,
     old_bind: str | None,
@@ -273,8 +283,8 @@ def serve(
         if given is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError("give the address once, with --bind")
         click.echo(
-            "warning: `lineage serve --host` is deprecated, use --bind: --host names claude, "
-            "codex or cursor in every other command",
+            "warning: `lineage serve --host` is deprecated, use --bind: --host names "
+            f"{HOSTS_IN_WORDS} in every other command",
             err=True,
         )
         bind = old_bind
@@ -282,7 +292,7 @@ def serve(
     def log(line: str) -> None:
         click.echo(line, err=True)
 
-    with base.open_store(store, create=False, waits=True) as engine:
+    with open_store(store, create=False, waits=True) as engine:
         server = make_server(
             engine, bind, port, allow_remote=allow_remote, log=None if quiet else log
         )
@@ -319,10 +329,3 @@ def watch_loop(
     except KeyboardInterrupt:
         pass
     return draws
-
-
-def use_color() -> bool:
-    """Colour only on a terminal, and never when ``NO_COLOR`` is set."""
-    import os
-
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
