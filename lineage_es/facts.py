@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, get_args
 
 #: Row ``n`` of a recording without times of its own happens at this instant plus ``n``
 #: seconds (the replay's logical clock, so that start order is row order).
@@ -17,10 +17,12 @@ LOGICAL_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 Host = Literal["claude", "codex", "cursor"]
-HOSTS: tuple[Host, ...] = ("claude", "codex", "cursor")
+#: Every host, in the order :data:`Host` names them: the one list of hosts (a host adapter in
+#: :mod:`lineage_es.hosts` for each, the CLI's choices, install-hooks, the replay's schema).
+HOSTS: tuple[Host, ...] = get_args(Host)
 
 Resolution = Literal["native", "registry", "confirmed", "transcript", "inferred"]
-RESOLUTIONS: tuple[Resolution, ...] = ("native", "registry", "confirmed", "transcript", "inferred")
+RESOLUTIONS: tuple[Resolution, ...] = get_args(Resolution)
 
 #: How strongly a resolution places an edge; a weaker placement never overrides a stronger one.
 RESOLUTION_STRENGTH: dict[str, int] = {
@@ -32,7 +34,7 @@ RESOLUTION_STRENGTH: dict[str, int] = {
 }
 
 DeleteReason = Literal["user", "parent-teardown", "revoked", "gc"]
-DELETE_REASONS: tuple[DeleteReason, ...] = ("user", "parent-teardown", "revoked", "gc")
+DELETE_REASONS: tuple[DeleteReason, ...] = get_args(DeleteReason)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,10 @@ A host runs its hooks synchronously around every prompt and tool call, so this p
 little as it can (no click; the engine only once a payload is in hand) and it never fails the
 host: whatever goes wrong is written to ``hook.log`` in the data dir and the exit status is 0.
 
-Run it as ``python -m lineage_es.hook claude|codex|cursor [--store URL] [--record FILE]
-[--print-lineage]`` (what ``lineage install-hooks`` installs: no click to import) or as
-``lineage hook HOST`` (the same function behind the ``lineage`` command).
+Run it as ``python -m lineage_es.hook HOST [--store URL] [--record FILE] [--print-lineage]``
+(what ``lineage install-hooks`` installs: no click to import) or as ``lineage hook HOST`` (the
+same function behind the ``lineage`` command), HOST being one of
+:data:`lineage_es.facts.HOSTS`.
 
 What a hook may print: Claude Code adds the stdout of ``SessionStart`` and ``UserPromptSubmit``
 hooks to the model's context, Codex parses any non-empty stdout as a JSON reply (and fails a
@@ -39,13 +40,9 @@ LOCK_TIMEOUT = 4
 LOG_NAME = "hook.log"
 LOG_MAX_BYTES = 1024 * 1024
 
-#: What each host accepts on stdout from a hook that neither blocks nor changes the action.
-HOST_OUTPUT: dict[str, bytes] = {"claude": b"", "codex": b"", "cursor": b""}
-
-USAGE = (
-    "usage: python -m lineage_es.hook claude|codex|cursor "
-    "[--store URL] [--record FILE] [--print-lineage]"
-)
+#: What every host accepts on stdout from a hook that neither blocks nor changes the action
+#: (see above): nothing at all.
+QUIET_OUTPUT = b""
 
 
 class HookOutcome(NamedTuple):
@@ -81,17 +78,6 @@ def read_payload(stream: IO[bytes], limit: int | None = None) -> bytes:
         while stream.read(1 << 20):
             pass
     return b"".join(chunks)
-
-
-def choose_host(named: str, payload: dict[str, Any]) -> str:
-    """The host a payload is taken from: the one named on the command line, except a
-    Cursor payload run through another host's hooks (Cursor loads Claude Code's hook
-    settings as third-party hooks and sends its own payloads to them)."""
-    if named == "cursor" or not ("cursor_version" in payload or "conversation_id" in payload):
-        return named
-    from lineage_es.hosts import adapter
-
-    return "cursor" if adapter("cursor").recognises(payload) else named
 
 
 def recording_line(host: str, at: datetime, payload: dict[str, Any]) -> bytes:
@@ -134,6 +120,7 @@ def run_hook(
         from lineage_es.errors import PayloadError
         from lineage_es.facts import HOSTS
         from lineage_es.hosts.base import parse_payload
+        from lineage_es.hosts.detect import hook_host
 
         if host not in HOSTS:
             raise ValueError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
@@ -143,7 +130,7 @@ def run_hook(
         # Depth and size as JSON are the adapter's to check, with the encoding it makes the
         # key from: checking them here too would encode every payload twice.
         payload = parse_payload(raw, check=False)
-        taken = choose_host(host, payload)
+        taken = hook_host(host, payload)
         _import_engine(taken, freeze=own_process)
         from lineage_es.engine.engine import open_engine
         from lineage_es.hosts import adapter
@@ -154,13 +141,10 @@ def run_hook(
         # failure while journaling leaves it in the recording all the same.
         observation = adapter(taken).observe(payload, at=received)
         if record is not None:
-            _record(record, taken, received, payload)
+            _append_to_recording(record, taken, received, payload)
         with open_engine(store, lock_timeout=LOCK_TIMEOUT) as engine:
-            if answer:
-                lineage = engine.observe_observation(observation, at=received)
-            else:  # nobody reads the answer: do not build it (the tree of every live root)
-                engine.record_observation(observation, at=received)
-                lineage = None
+            # Without ``answer`` nobody reads it: it is not built (the tree of every live root).
+            lineage = engine.observe(observation.host, observation, at=received, answer=answer)
     except Exception as exc:
         said = getattr(exc, "reason", None) if getattr(exc, "host", None) == taken else None
         reason = f"{type(exc).__name__}: {said if isinstance(said, str) else exc}"
@@ -171,8 +155,8 @@ def run_hook(
             f"{reason} [{where}]" if where else reason,
             "" if expected else _traceback(),
         )
-        return HookOutcome(taken, HOST_OUTPUT.get(taken or "", b""), error=reason)
-    return HookOutcome(taken, HOST_OUTPUT[taken], lineage=lineage)
+        return HookOutcome(taken, QUIET_OUTPUT, error=reason)
+    return HookOutcome(taken, QUIET_OUTPUT, lineage=lineage)
 
 
 #: The fields that say which event a payload was, for a log line about one that failed.
@@ -225,7 +209,7 @@ def _import_engine(host: str, *, freeze: bool) -> None:
             gc.enable()
 
 
-def _record(path: Path, host: str, at: datetime, payload: dict[str, Any]) -> None:
+def _append_to_recording(path: Path, host: str, at: datetime, payload: dict[str, Any]) -> None:
     """Append the payload, which its adapter has accepted, to the recording; a recording that
     cannot be written is logged and the payload is journaled all the same."""
     try:
@@ -273,6 +257,16 @@ def log_error(host: str, reason: str, detail: str = "") -> None:
         append_private(path, text.encode("utf-8", "replace"))
     except Exception:  # the host must not see a logging failure
         return
+
+
+def usage() -> str:
+    """The hook's command line, for a log line about one that named no host."""
+    from lineage_es.facts import HOSTS
+
+    return (
+        f"usage: python -m lineage_es.hook {'|'.join(HOSTS)} "
+        "[--store URL] [--record FILE] [--print-lineage]"
+    )
 
 
 class HookArgs(NamedTuple):
@@ -346,7 +340,7 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
     try:
         args = parse_args(sys.argv[1:] if argv is None else argv)
         if not args.host:
-            log_error("?", f"no host given; {USAGE}")
+            log_error("?", f"no host given; {usage()}")
             return 0
         raw = read_payload(sys.stdin.buffer)
         outcome = run_hook(

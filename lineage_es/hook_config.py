@@ -1,6 +1,8 @@
 """Put ``lineage`` hooks into each host's own hook config, and take exactly them out again.
 
-Where each host reads its hooks, and in what shape:
+Each host's adapter (:mod:`lineage_es.hosts`) declares the hook events it reads, which of them
+take a tool matcher, and where and in what shape the host reads its hooks
+(:class:`~lineage_es.hosts.base.HookFile`):
 
 - Claude Code: ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR`` when set) or
   ``.claude/settings.json`` in the project; ``{"hooks": {"<Event>": [{"matcher": "...",
@@ -30,48 +32,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lineage_es.errors import LineageError, StoreError
+from lineage_es.facts import HOSTS
+from lineage_es.hosts import adapter
+from lineage_es.hosts.base import HookFile
 from lineage_es.stores import parse_store_url
 
 Scope = Literal["user", "project"]
-HOOK_HOSTS = ("claude", "codex", "cursor")
 
 #: The comment that marks a command as ours; uninstall removes exactly the entries ending in it.
 MARKER = "# added by lineage install-hooks"
-
-#: The events each host adapter reads.
-EVENTS: dict[str, tuple[str, ...]] = {
-    "claude": (
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PostToolUse",
-        "SubagentStart",
-        "SubagentStop",
-        "Stop",
-        "SessionEnd",
-    ),
-    "codex": (
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PostToolUse",
-        "SubagentStart",
-        "SubagentStop",
-        "Stop",
-    ),
-    "cursor": (
-        "sessionStart",
-        "beforeSubmitPrompt",
-        "preToolUse",
-        "subagentStart",
-        "subagentStop",
-        "stop",
-        "sessionEnd",
-    ),
-}
-
-#: Events whose matcher is a tool name: ours match every tool ("*" in Claude and Codex).
-TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 
 #: Seconds a host waits for the hook before killing it (a store locked by another writer
 #: must not hold an agent up for long). Cursor's entries take no timeout here.
@@ -81,13 +50,6 @@ BACKUP_SUFFIX = ".lineage-es.bak"
 
 #: Beside a config: what ``install-hooks`` created in it (``uninstall-hooks`` removes it).
 MANIFEST_SUFFIX = ".lineage-es.json"
-
-#: Each host's hook config inside a project folder.
-PROJECT_FILES = {
-    "claude": ".claude/settings.json",
-    "codex": ".codex/hooks.json",
-    "cursor": ".cursor/hooks.json",
-}
 
 
 class HookConfigError(LineageError):
@@ -113,17 +75,13 @@ class ConfigChange:
 
 def config_path(host: str, scope: Scope = "user", *, cwd: Path | None = None) -> Path:
     """The file ``host`` reads its hooks from, for the user or for the project in ``cwd``."""
-    _check_host(host)
+    where = _hook_file(host)
     if scope == "project":
-        return (cwd or Path.cwd()) / PROJECT_FILES[host]
+        return (cwd or Path.cwd()) / where.folder / where.name
     if scope != "user":
         raise HookConfigError(f"unknown scope {scope!r}; expected user or project")
-    home = Path.home()
-    if host == "claude":
-        return Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "settings.json"
-    if host == "codex":
-        return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "hooks.json"
-    return home / ".cursor" / "hooks.json"
+    moved = os.environ.get(where.folder_env) if where.folder_env is not None else None
+    return Path(moved or Path.home() / where.folder) / where.name
 
 
 def hook_command(
@@ -136,7 +94,7 @@ def hook_command(
     """The command a host runs: this install's Python, by absolute path, running the hook
     module (no click on the hook path), then :data:`MARKER`. A SQLite store's path is made
     absolute: hosts run hooks in each session's own folder."""
-    _check_host(host)
+    _hook_file(host)
     words = [str(Path(python or sys.executable).absolute()), "-m", "lineage_es.hook", host]
     if store is not None:
         words += ["--store", hook_store(store)]
@@ -179,26 +137,28 @@ def install(
     command: str | None = None,
     dry_run: bool = False,
 ) -> ConfigChange:
-    """Add a hook entry for every event ``host`` reports, keeping every existing entry.
+    """Add a hook entry for every event ``host``'s adapter reads, keeping every existing entry.
 
     Idempotent: an event that already runs ``command`` gets nothing new. An entry of ours
     with an older command (another install path, another store) is replaced by the new one.
     """
     path = config_path(host, scope, cwd=cwd)
     wanted = command or hook_command(host)
+    host_adapter = adapter(host)
+    versioned = not host_adapter.hook_file.grouped
     existed = path.exists()
-    document = _load(path)
-    created = _Created.read(path)
+    document = _read_config(path)
+    created = _InstallManifest.read(path)
     created.file = created.file or not existed
     created.hooks = created.hooks or "hooks" not in document
-    created.version = created.version or (host == "cursor" and "version" not in document)
+    created.version = created.version or (versioned and "version" not in document)
     hooks = _hooks_table(document, path, create=True)
     assert hooks is not None
-    if host == "cursor":
+    if versioned:
         document.setdefault("version", 1)
     added: list[str] = []
     removed: list[str] = []
-    for event in EVENTS[host]:
+    for event in host_adapter.hook_events:
         if event not in hooks:
             created.events.add(event)
         entries = _event_list(hooks, event, path)
@@ -207,9 +167,9 @@ def install(
         stale = _drop_ours(host, entries)
         if stale:
             removed.append(event)
-        entries.append(_entry(host, event, wanted))
+        entries.append(_hook_entry(host, event, wanted))
         added.append(event)
-    change = _finish(host, path, document, tuple(added), tuple(removed), dry_run)
+    change = _apply_change(host, path, document, tuple(added), tuple(removed), dry_run)
     if change.changed and not dry_run:
         created.write(path)
     return change
@@ -224,11 +184,11 @@ def uninstall(
     path = config_path(host, scope, cwd=cwd)
     if not path.exists():
         return ConfigChange(host, path, dry_run=dry_run)
-    document = _load(path)
+    document = _read_config(path)
     hooks = _hooks_table(document, path, create=False)
     if hooks is None:
         return ConfigChange(host, path, dry_run=dry_run)
-    created = _Created.read(path)
+    created = _InstallManifest.read(path)
     removed: list[str] = []
     for event in list(hooks):
         entries = hooks[event]
@@ -240,16 +200,17 @@ def uninstall(
                 del hooks[event]
     if removed and not hooks and created.hooks:
         del document["hooks"]
-        if host == "cursor" and list(document) == ["version"] and created.version:
+        versioned = not _hook_file(host).grouped
+        if versioned and list(document) == ["version"] and created.version:
             del document["version"]
-    change = _finish(host, path, document, (), tuple(removed), dry_run, gone=created.file)
+    change = _apply_change(host, path, document, (), tuple(removed), dry_run, gone=created.file)
     if change.changed and not dry_run:
-        _Created.forget(path)
+        _InstallManifest.forget(path)
     return change
 
 
 @dataclass
-class _Created:
+class _InstallManifest:
     """What ``install`` created in a config, so ``uninstall`` removes exactly that: kept
     beside the config as ``<name>.lineage-es.json`` from the first install on."""
 
@@ -263,7 +224,7 @@ class _Created:
         return Path(os.path.realpath(path)).with_name(path.name + MANIFEST_SUFFIX)
 
     @classmethod
-    def read(cls, path: Path) -> _Created:
+    def read(cls, path: Path) -> _InstallManifest:
         try:
             data = json.loads(cls.where(path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -300,7 +261,7 @@ def command_of(host: str, entry: object) -> str | None:
     ``None`` (Claude and Codex entries hold a list of commands; Cursor's are one each)."""
     if not isinstance(entry, dict):
         return None
-    if host == "cursor":
+    if not _hook_file(host).grouped:
         command = entry.get("command")
         return command if is_ours(command) else None
     inner = entry.get("hooks")
@@ -314,10 +275,11 @@ def _drop_ours(host: str, entries: list[Any]) -> bool:
     """Remove our commands from ``entries`` in place; a Claude/Codex matcher group that held
     only ours goes too. Whether anything was removed."""
     found = False
+    grouped = _hook_file(host).grouped
     for entry in list(entries):
         if not isinstance(entry, dict):
             continue
-        if host == "cursor":
+        if not grouped:
             if is_ours(entry.get("command")):
                 entries.remove(entry)
                 found = True
@@ -336,21 +298,29 @@ def _drop_ours(host: str, entries: list[Any]) -> bool:
     return found
 
 
-def _entry(host: str, event: str, command: str) -> dict[str, Any]:
-    if host == "cursor":
+def _hook_entry(host: str, event: str, command: str) -> dict[str, Any]:
+    """Our entry running ``command`` for ``event``, in ``host``'s shape: a bare command, or a
+    matcher group (matching every tool for a tool event) holding one command handler."""
+    host_adapter = adapter(host)
+    if not host_adapter.hook_file.grouped:
         return {"command": command}
     handler = {"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}
-    group: dict[str, Any] = {"matcher": "*"} if event in TOOL_EVENTS else {}
+    group: dict[str, Any] = {"matcher": "*"} if event in host_adapter.tool_events else {}
     group["hooks"] = [handler]
     return group
 
 
-def _check_host(host: str) -> None:
-    if host not in HOOK_HOSTS:
-        raise HookConfigError(f"unknown host {host!r}; expected one of {', '.join(HOOK_HOSTS)}")
+def _hook_file(host: str) -> HookFile:
+    """Where and how ``host`` reads its hooks; :class:`HookConfigError` for a host we do not
+    know."""
+    if host not in HOSTS:
+        raise HookConfigError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
+    return adapter(host).hook_file
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _read_config(path: Path) -> dict[str, Any]:
+    """The config at ``path`` (empty when absent or blank); :class:`HookConfigError` when it
+    cannot be read or is not a JSON object."""
     if not path.exists():
         return {}
     try:
@@ -394,7 +364,7 @@ def render(document: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def _finish(
+def _apply_change(
     host: str,
     path: Path,
     document: dict[str, Any],
@@ -404,16 +374,17 @@ def _finish(
     *,
     gone: bool = False,
 ) -> ConfigChange:
-    # A config an install created, left empty by the uninstall (``gone``): remove the file.
+    """The change to ``path``, written (with a backup) unless ``dry_run`` or nothing changed.
+    A config an install created, left empty by the uninstall (``gone``), is removed."""
     text = None if gone and removed and not added and not document else render(document)
     change = ConfigChange(host, path, added, removed, dry_run=dry_run, text=text)
     if dry_run or not change.changed:
         return change
-    backup = _write(path, text)
+    backup = _write_atomically(path, text)
     return ConfigChange(host, path, added, removed, backup=backup, text=text)
 
 
-def _write(path: Path, text: str | None) -> Path | None:
+def _write_atomically(path: Path, text: str | None) -> Path | None:
     """Write ``text`` to ``path`` atomically (``None``: remove the file), keeping the previous
     file as a backup and its permissions; returns the backup's path (``None`` for a new file)."""
     backup: Path | None = None

@@ -20,13 +20,13 @@ from pathlib import Path
 from lineage_es.engine.engine import Engine
 from lineage_es.errors import InputError, PayloadError
 from lineage_es.facts import Observation
-from lineage_es.hosts import adapter, detect
+from lineage_es.hosts import adapter
+from lineage_es.hosts.detect import opens_a_recording
 from lineage_es.lines import MAX_LINE_BYTES, numbered_lines
 from lineage_es.replay.inputs import (
     BadRow,
     ObservationRow,
     PayloadRow,
-    form_of,
     parse_line,
     read_rows,
     scan_lines,
@@ -119,13 +119,7 @@ def _not_a_recording(path: Path) -> str | None:
         return UNREADABLE
     if first is None:
         return NOT_A_RECORDING if seen else EMPTY
-    if form_of(first) != "hooks" or "hook_event_name" in first:
-        return None
-    try:  # the form every other JSON object falls to: a payload only if a host knows it
-        detect(first)
-    except PayloadError:
-        return NOT_A_RECORDING
-    return None
+    return None if opens_a_recording(first) else NOT_A_RECORDING
 
 
 def ingest(

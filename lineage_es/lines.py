@@ -105,16 +105,8 @@ def numbered_lines(
     passed over unread (never held) and handed to ``overlong`` as that error instead, and the
     lines after it follow. The file is opened as it is read."""
     with path.open("rb") as stream:
-        number = 0
-        try:
-            lines = bounded_lines(stream, limit, None if overlong is None else _passed_over)
-            for number, (line, _, _) in enumerate(lines, 1):
-                if overlong is not None and not line:  # passed over (a read line is never empty)
-                    overlong(_refused(path, number, limit))
-                    continue
-                yield number, line
-        except LineTooLong:
-            raise _refused(path, number + 1, limit) from None
+        for number, line, _ in _numbered_bounded_lines(stream, path, limit, overlong):
+            yield number, line
 
 
 def json_rows(
@@ -137,31 +129,42 @@ def json_rows(
     except OSError as exc:
         raise InputError(f"cannot read the file: {exc.strerror or exc}", path=str(path)) from None
     with stream:
-        number = 0
-        try:
-            lines = bounded_lines(stream, limit, None if bad is None else _passed_over)
-            for number, (line, _, complete) in enumerate(lines, 1):
-                if bad is not None and not line:  # passed over (a read line is never empty)
-                    bad(_refused(path, number, limit))
-                    continue
-                if not line.strip():
-                    yield number, None
-                    continue
-                try:
-                    value = _object(path, number, line, complete, keyed=bad is not None)
-                except InputError as error:
-                    if bad is None:
-                        raise
-                    bad(error)
-                    continue
-                if value is None:
-                    return
-                yield number, value
-        except LineTooLong:
-            raise _refused(path, number + 1, limit) from None
+        for number, line, complete in _numbered_bounded_lines(stream, path, limit, bad):
+            if not line.strip():
+                yield number, None
+                continue
+            try:
+                value = _parse_row(path, number, line, complete, keyed=bad is not None)
+            except InputError as error:
+                if bad is None:
+                    raise
+                bad(error)
+                continue
+            if value is None:
+                return
+            yield number, value
 
 
-def _object(
+def _numbered_bounded_lines(
+    stream: IO[bytes], path: Path, limit: int, overlong: OnBadLine | None
+) -> Iterator[tuple[int, bytes, bool]]:
+    """Each line of ``stream`` (the file at ``path``) with its 1-based number and whether it
+    ended in a newline. A line longer than ``limit`` is refused with :class:`InputError`
+    naming it, unread; with ``overlong``, it is passed over unread and handed to
+    ``overlong`` as that error instead."""
+    number = 0
+    try:
+        lines = bounded_lines(stream, limit, None if overlong is None else _passed_over)
+        for number, (line, _, complete) in enumerate(lines, 1):
+            if overlong is not None and not line:  # passed over (a read line is never empty)
+                overlong(_refused(path, number, limit))
+                continue
+            yield number, line, complete
+    except LineTooLong:
+        raise _refused(path, number + 1, limit) from None
+
+
+def _parse_row(
     path: Path, number: int, line: bytes, complete: bool, *, keyed: bool
 ) -> dict[str, Any] | None:
     """The JSON object on ``line``; ``None`` when the line is torn (not one, and without its
@@ -198,6 +201,7 @@ def _passed_over() -> None:
 
 
 def _refused(path: Path, number: int, limit: int) -> InputError:
+    """The :class:`InputError` refusing line ``number`` of ``path`` as longer than ``limit``."""
     return InputError(
         f"line is longer than {describe_size(limit)}; refused unread", path=str(path), line=number
     )

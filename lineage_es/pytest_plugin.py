@@ -36,7 +36,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Collect the replay folders even when ``testpaths`` leaves them out; explicit command-line
     paths still choose exactly what runs."""
-    folders = _folders(config)
+    folders = _replay_folders(config)
     for folder in folders:
         if not folder.is_dir():
             message = f"{INI_OPTION}: {folder} is not a folder; no replay there will run"
@@ -52,12 +52,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ReplayFile | None:
     if not file_path.name.endswith(SUFFIX):
         return None
-    if any(file_path.resolve().is_relative_to(f) for f in _folders(parent.config)):
+    if any(file_path.resolve().is_relative_to(f) for f in _replay_folders(parent.config)):
         return ReplayFile.from_parent(parent, path=file_path)
     return None
 
 
-def _folders(config: pytest.Config) -> list[Path]:
+def _replay_folders(config: pytest.Config) -> list[Path]:
     return [Path(p).resolve() for p in config.getini(INI_OPTION)]
 
 

@@ -1,4 +1,5 @@
-"""What every host adapter shares: the adapter interface, payload limits and idempotency keys."""
+"""What every host adapter shares: the adapter interface, payload limits, idempotency keys
+and the readers of a payload's typed fields."""
 
 from __future__ import annotations
 
@@ -28,13 +29,59 @@ MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
 _KEY_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
+class HookFile:
+    """Where a host reads its hook config, and in what shape (``lineage install-hooks``).
+
+    The config is ``<folder>/<name>`` inside a project, and ``<folder>/<name>`` under the
+    user's home folder (or under ``$<folder_env>`` when that is set) for the user.
+
+    A plain class rather than a dataclass: every adapter builds one when its module is
+    imported, on the hook's path, where making a dataclass costs more than the rest of this
+    module.
+    """
+
+    __slots__ = ("folder", "folder_env", "grouped", "name")
+
+    def __init__(self, folder: str, name: str, *, folder_env: str | None, grouped: bool) -> None:
+        self.folder = folder
+        self.name = name
+        #: The environment variable that moves the user's config folder, if the host has one.
+        self.folder_env = folder_env
+        #: Claude Code and Codex: each event holds matcher groups of command handlers (with
+        #: a timeout). Otherwise (Cursor): each event holds bare ``{"command": ...}`` entries
+        #: and the file carries ``"version": 1``.
+        self.grouped = grouped
+
+    def __repr__(self) -> str:
+        return (
+            f"HookFile({self.folder!r}, {self.name!r}, folder_env={self.folder_env!r}, "
+            f"grouped={self.grouped!r})"
+        )
+
+
 class HostAdapter(Protocol):
-    """Turns one host's payloads into host-neutral observations."""
+    """Turns one host's payloads into host-neutral observations, and says which hook events
+    it reads (what ``lineage install-hooks`` subscribes to) and how to tell its payloads."""
 
     host: Host
 
     #: Whether this host's MCP tool calls name their caller in ``_meta`` (Codex alone does).
     mcp_meta: bool
+
+    #: The hook events this adapter reads, in the order they are installed.
+    hook_events: tuple[str, ...]
+
+    #: Those of :attr:`hook_events` that carry a tool-name matcher (ours match every tool).
+    tool_events: frozenset[str]
+
+    #: Where the host reads its hook config, and in what shape.
+    hook_file: HookFile
+
+    #: When a payload's host is told from its fields, adapters are asked in this order,
+    #: lowest first: the more a host's envelope is its own, the earlier (Codex borrowed
+    #: Claude Code's envelope, so its own marks are looked for before Claude's adapter,
+    #: which takes what is left, is asked).
+    detection_rank: int
 
     def recognises(self, payload: Mapping[str, Any]) -> bool:
         """Whether ``payload`` looks like this host's hook payload."""
@@ -73,7 +120,7 @@ def checked_key(payload: Mapping[str, Any]) -> str:
     """The :func:`payload_key` of a hook payload, once :func:`check_depth` has passed it: the
     check's own encoding is the one hashed, so an adapter encodes each payload once."""
     body = payload if type(payload) is dict else dict(payload)  # what payload_key encodes
-    encoded = _check(body, MAX_DEPTH, MAX_PAYLOAD_BYTES)
+    encoded = _encode_within_bounds(body, MAX_DEPTH, MAX_PAYLOAD_BYTES)
     return payload_key(body) if encoded is None else _digest(encoded)
 
 
@@ -101,12 +148,7 @@ def require_str(payload: Mapping[str, Any], key: str, host: Host) -> str:
 
 def optional_str(payload: Mapping[str, Any], key: str, host: Host) -> str | None:
     """The string field ``key`` when present and non-empty; a type error otherwise."""
-    value = payload.get(key)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise PayloadError(f"field {key!r} must be a string", host=host)
-    return value
+    return _optional_str_named(payload, key, key, host)
 
 
 def optional_object(payload: Mapping[str, Any], key: str, host: Host) -> Mapping[str, Any]:
@@ -121,11 +163,17 @@ def optional_object(payload: Mapping[str, Any], key: str, host: Host) -> Mapping
 
 def nested_str(mapping: Mapping[str, Any], key: str, parent: str, host: Host) -> str | None:
     """The string field ``parent.key`` when present and non-empty; a type error otherwise."""
+    return _optional_str_named(mapping, key, f"{parent}.{key}", host)
+
+
+def _optional_str_named(mapping: Mapping[str, Any], key: str, name: str, host: Host) -> str | None:
+    """The string ``mapping[key]`` when present and non-empty; a type error calling the
+    field ``name`` otherwise."""
     value = mapping.get(key)
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise PayloadError(f"field '{parent}.{key}' must be a string", host=host)
+        raise PayloadError(f"field '{name}' must be a string", host=host)
     return value
 
 
@@ -133,10 +181,10 @@ def check_depth(value: Any, limit: int = MAX_DEPTH, max_bytes: int = MAX_PAYLOAD
     """Refuse absurdly deep or large payloads before any adapter walks them: nested past
     ``limit`` levels or, as JSON, past ``max_bytes`` (a walk stops at the first level too deep
     or once its strings alone pass the bound)."""
-    _check(value, limit, max_bytes)
+    _encode_within_bounds(value, limit, max_bytes)
 
 
-def _check(value: Any, limit: int, max_bytes: int) -> bytes | None:
+def _encode_within_bounds(value: Any, limit: int, max_bytes: int) -> bytes | None:
     """:func:`check_depth`, returning the encoding it measured ``value`` by (sorted keys: the
     one :func:`payload_key` hashes), or ``None`` when ``value`` is not plain JSON.
 

@@ -12,11 +12,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from lineage_es.errors import PayloadError
 from lineage_es.facts import (
     Acted,
     ChildIdentified,
-    ChildStarted,
     Claim,
     Fact,
     Host,
@@ -27,13 +25,14 @@ from lineage_es.facts import (
     SpawnRequested,
     Stopped,
 )
-from lineage_es.hosts.base import (
-    checked_key,
-    nested_str,
-    optional_object,
-    optional_str,
-    recurs,
-    require_str,
+from lineage_es.hosts.base import HookFile, nested_str, optional_object, optional_str
+from lineage_es.hosts.session_envelope import (
+    SHARED_HOOK_EVENTS,
+    TOOL_EVENTS,
+    envelope_observation,
+    has_session_envelope,
+    read_envelope,
+    subagent_facts,
 )
 
 HOST: Host = "claude"
@@ -45,7 +44,6 @@ SPAWN_TOOLS = frozenset({"Agent", "Task"})
 #: ``tool_use`` spawned them, so they are not delegation.
 INTERNAL_AGENT_PREFIXES = ("acompact-", "aprompt_suggestion-", "aside_question-")
 
-_PASCAL_CASE = re.compile(r"[A-Z][A-Za-z]*")
 _PATH_SEPARATORS = re.compile(r"[\\/]")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 #: A subagent id as Claude Code writes it: 7 or 8 hex (to 2.1.39), ``a`` + 16 hex (2.1.101 on).
@@ -68,6 +66,12 @@ class ClaudeAdapter:
 
     host: Host = HOST
     mcp_meta = False
+    hook_events: tuple[str, ...] = (*SHARED_HOOK_EVENTS, "SessionEnd")
+    tool_events = TOOL_EVENTS
+    hook_file = HookFile(".claude", "settings.json", folder_env="CLAUDE_CONFIG_DIR", grouped=True)
+    #: Asked last: Claude Code's envelope is the one Codex borrowed, so this adapter takes a
+    #: payload in it that shows none of Codex's marks.
+    detection_rank = 2
 
     def recognises(self, payload: Mapping[str, Any]) -> bool:
         """Whether ``payload`` is a Claude Code hook payload.
@@ -79,15 +83,9 @@ class ClaudeAdapter:
         tools are PascalCase or ``mcp__…``. Cursor names its hooks in camelCase and sends a
         ``conversation_id``.
         """
-        if not isinstance(payload, Mapping):
+        if not isinstance(payload, Mapping) or not has_session_envelope(payload):
             return False
-        session = payload.get("session_id")
-        event = payload.get("hook_event_name")
-        if not isinstance(session, str) or not session or not isinstance(event, str):
-            return False
-        if not _PASCAL_CASE.fullmatch(event) or "conversation_id" in payload:
-            return False
-        return not _looks_like_codex(payload)
+        return bool(payload["session_id"]) and not _looks_like_codex(payload)
 
     def own_fields(self, payload: Mapping[str, Any]) -> tuple[str, ...]:
         """The fields only Claude Code sends: a transcript under a ``.claude`` folder, an
@@ -109,37 +107,18 @@ class ClaudeAdapter:
         return tuple(found)
 
     def observe(self, payload: Mapping[str, Any], *, at: datetime | None = None) -> Observation:
-        """What one hook payload means; :class:`PayloadError` when it cannot be understood."""
-        if not isinstance(payload, Mapping):
-            raise PayloadError("payload must be a JSON object", host=HOST)
-        key = checked_key(payload)  # refuses a payload nested too deep or too large
-        session = require_str(payload, "session_id", HOST)
-        event = require_str(payload, "hook_event_name", HOST)
-        agent = optional_str(payload, "agent_id", HOST)
-        optional_str(payload, "cwd", HOST)  # validated: a mistyped field is refused
-        requester: str | None = agent or session
-        facts: tuple[Fact, ...]
+        """What one hook payload means; :class:`PayloadError` when it cannot be understood.
+        A payload fired inside one of Claude Code's own helper agents has no requester."""
+        key, session, event, agent = read_envelope(payload, HOST)
         if agent is not None and is_internal_agent(agent):
-            requester, facts = None, ()
-        elif event == "SubagentStart":
-            child = require_str(payload, "agent_id", HOST)
-            facts = (
-                ChildStarted(child=child, agent_type=optional_str(payload, "agent_type", HOST)),
+            return envelope_observation(
+                payload, HOST, key=key, root=session, requester=None, facts=(), at=at
             )
-        elif event == "SubagentStop":
-            # No Acted: a stop for an agent that never started must not create it.
-            facts = (Stopped(conversation=require_str(payload, "agent_id", HOST)),)
-        else:
+        facts = subagent_facts(payload, event, HOST)
+        if facts is None:
             facts = _event_facts(payload, event, session, agent)
-        return Observation(
-            host=HOST,
-            requester=requester,
-            key=key,
-            facts=facts,
-            root=session,
-            workspace=(),  # roots are scoped by workspace for Cursor only
-            at=at,
-            recurs=recurs(payload, ("tool_use_id",)),
+        return envelope_observation(
+            payload, HOST, key=key, root=session, requester=agent or session, facts=facts, at=at
         )
 
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:

@@ -13,7 +13,6 @@ Both keep that evidence, the spawn calls and children their rows name, the one w
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
 from lineage_es.facts import ChildIdentified, ChildStarted, Fact, SpawnRequested
+from lineage_es.hosts.claude_rows import message_texts, object_field, text_digest
 
 #: The first version whose subagents may spawn subagents (HOSTS.md 1.2, Nesting): before it,
 #: the session an agent file's rows name is that agent's parent.
@@ -172,17 +172,5 @@ def version_tuple(version: str) -> tuple[int, ...]:
 def prompt_digest(row: Mapping[str, Any]) -> bytes | None:
     """The digest of an agent's first prompt (its row's one text), as the readers keep their
     calls' prompts."""
-    message = row.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, list):
-        texts = [
-            block["text"]
-            for block in content
-            if isinstance(block, dict)
-            and block.get("type") == "text"
-            and isinstance(block.get("text"), str)
-        ]
-        content = texts[0] if len(texts) == 1 else None
-    if not isinstance(content, str):
-        return None
-    return hashlib.blake2b(content.encode(), digest_size=16).digest()
+    texts = message_texts(object_field(row, "message").get("content"))
+    return text_digest(texts[0]) if len(texts) == 1 else None

@@ -9,7 +9,6 @@ outright.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
@@ -21,23 +20,28 @@ from lineage_es.errors import PayloadError
 from lineage_es.facts import (
     Acted,
     ChildIdentified,
-    ChildStarted,
     Claim,
     Fact,
     Host,
     Observation,
     RootSeen,
     SpawnRequested,
-    Stopped,
 )
 from lineage_es.hosts.base import (
+    HookFile,
     check_depth,
-    checked_key,
     nested_str,
     optional_object,
     optional_str,
-    recurs,
     require_str,
+)
+from lineage_es.hosts.session_envelope import (
+    SHARED_HOOK_EVENTS,
+    TOOL_EVENTS,
+    envelope_observation,
+    has_session_envelope,
+    read_envelope,
+    subagent_facts,
 )
 
 HOST: Host = "codex"
@@ -63,8 +67,6 @@ CODEX_TOOLS = frozenset(
         "view_image",
     }
 )
-
-_PASCAL_CASE = re.compile(r"[A-Z][A-Za-z]*")
 
 
 def tool_base_name(name: str) -> str:
@@ -129,43 +131,26 @@ class CodexAdapter:
 
     host: Host = HOST
     mcp_meta = True
+    hook_events: tuple[str, ...] = SHARED_HOOK_EVENTS
+    tool_events = TOOL_EVENTS
+    hook_file = HookFile(".codex", "hooks.json", folder_env="CODEX_HOME", grouped=True)
+    #: Asked before Claude Code's adapter, whose envelope Codex borrowed.
+    detection_rank = 1
 
     def recognises(self, payload: Mapping[str, Any]) -> bool:
-        """Whether ``payload`` is a Codex hook payload.
-
-        Codex borrowed Claude's envelope (``session_id``, PascalCase ``hook_event_name``), so
-        this needs a field only Codex sends: a ``turn_id`` (every event but ``SessionStart``);
-        a rollout transcript; a Codex tool name or ``call_…`` tool use id; or a UUIDv7 thread
-        id, where Claude's session ids are random (v4) UUIDs. Cursor's events are camelCase and
-        carry ``conversation_id``.
-        """
-        if not isinstance(payload, Mapping):
+        """Whether ``payload`` is a Codex hook payload: in the envelope Codex borrowed from
+        Claude Code (``session_id``, PascalCase ``hook_event_name``; Cursor's events are
+        camelCase and carry ``conversation_id``) with a field only Codex sends
+        (:meth:`own_fields`)."""
+        if not isinstance(payload, Mapping) or not has_session_envelope(payload):
             return False
-        session = payload.get("session_id")
-        event = payload.get("hook_event_name")
-        if not isinstance(session, str) or not isinstance(event, str):
-            return False
-        if not _PASCAL_CASE.fullmatch(event) or "conversation_id" in payload:
-            return False
-        if "turn_id" in payload:
-            return True
-        for field in ("transcript_path", "agent_transcript_path"):
-            path = payload.get(field)
-            if isinstance(path, str) and is_codex_path(path):
-                return True
-        tool = payload.get("tool_name")
-        if isinstance(tool, str) and tool_base_name(tool) in CODEX_TOOLS:
-            return True
-        tool_use = payload.get("tool_use_id")
-        if isinstance(tool_use, str) and tool_use.startswith("call_"):
-            return True
-        agent = payload.get("agent_id")
-        return is_uuid7(session) or (isinstance(agent, str) and is_uuid7(agent))
+        return bool(self.own_fields(payload))
 
     def own_fields(self, payload: Mapping[str, Any]) -> tuple[str, ...]:
-        """The fields only Codex sends: a ``turn_id``; a rollout transcript; a Codex tool name
-        or ``call_…`` tool use id; a UUIDv7 thread id as ``session_id`` or ``agent_id``
-        (Claude's session ids are random UUIDs, its agent ids short hex)."""
+        """The fields only Codex sends: a ``turn_id`` (every event but ``SessionStart``); a
+        rollout transcript; a Codex tool name or ``call_…`` tool use id; a UUIDv7 thread id as
+        ``session_id`` or ``agent_id`` (Claude's session ids are random UUIDs, its agent ids
+        short hex)."""
         if not isinstance(payload, Mapping):
             return ()
         found = ["turn_id"] if "turn_id" in payload else []
@@ -187,34 +172,12 @@ class CodexAdapter:
 
     def observe(self, payload: Mapping[str, Any], *, at: datetime | None = None) -> Observation:
         """What one hook payload means; :class:`PayloadError` when it cannot be understood."""
-        if not isinstance(payload, Mapping):
-            raise PayloadError("payload must be a JSON object", host=HOST)
-        key = checked_key(payload)  # refuses a payload nested too deep or too large
-        session = require_str(payload, "session_id", HOST)
-        event = require_str(payload, "hook_event_name", HOST)
-        agent = optional_str(payload, "agent_id", HOST)
-        optional_str(payload, "cwd", HOST)  # validated: a mistyped field is refused
-        facts: tuple[Fact, ...]
-        if event == "SubagentStart":
-            child = require_str(payload, "agent_id", HOST)
-            facts = (
-                ChildStarted(child=child, agent_type=optional_str(payload, "agent_type", HOST)),
-            )
-        elif event == "SubagentStop":
-            # Fires at the end of every child turn; the child's next act resumes it. No Acted:
-            # a stop for a child never seen must not create it.
-            facts = (Stopped(conversation=require_str(payload, "agent_id", HOST)),)
-        else:
+        key, session, event, agent = read_envelope(payload, HOST)
+        facts = subagent_facts(payload, event, HOST)
+        if facts is None:
             facts = _event_facts(payload, event, session, agent)
-        return Observation(
-            host=HOST,
-            requester=agent or session,
-            key=key,
-            facts=facts,
-            root=session,
-            workspace=(),  # roots are scoped by workspace for Cursor only
-            at=at,
-            recurs=recurs(payload, ("tool_use_id",)),
+        return envelope_observation(
+            payload, HOST, key=key, root=session, requester=agent or session, facts=facts, at=at
         )
 
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:

@@ -57,7 +57,7 @@ def read_rollout(path: Path, *, bad: OnBadLine | None = None) -> Iterator[Transc
     read as if it were absent.
     """
     path = Path(path)
-    reader = _Reader(str(path))
+    reader = RolloutReader(str(path))
     for number, row in _lines(path, bad):
         if row is None or bad is None:
             yield TranscriptRow(number, None if row is None else reader.observe(row, number))
@@ -66,7 +66,7 @@ def read_rollout(path: Path, *, bad: OnBadLine | None = None) -> Iterator[Transc
 
 
 def _observed_leniently(
-    reader: _Reader, row: dict[str, Any], number: int, bad: OnBadLine
+    reader: RolloutReader, row: dict[str, Any], number: int, bad: OnBadLine
 ) -> Iterator[TranscriptRow]:
     """The row's observation; a row the reader refuses is handed to ``bad`` instead, and the
     reader is put back as it was before the row (it may have opened a thread or noted a
@@ -88,8 +88,8 @@ def _lines(path: Path, bad: OnBadLine | None = None) -> Iterator[tuple[int, dict
 
 
 @dataclass
-class _Thread:
-    """The thread whose rows are being read."""
+class RolloutThread:
+    """The thread whose rows are being read (a :class:`RolloutReader`'s ``thread``)."""
 
     id: str
     root: str | None
@@ -105,13 +105,17 @@ class _Thread:
     spawn_calls: set[str] = field(default_factory=set)
 
 
-class _Reader:
-    """Turns the rows of one rollout file into observations, keeping the current thread."""
+class RolloutReader:
+    """Turns the rows of one rollout file into observations, keeping the current thread.
+
+    :func:`read_rollout` drives it over a file; a caller that reads lines itself (``lineage
+    import``) constructs it with the file's path, then calls ``observe(row, line)`` for each
+    row in order."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.line = 0
-        self.thread: _Thread | None = None
+        self.thread: RolloutThread | None = None
         #: Whether the open thread is delegation (not a review, compaction… thread).
         self.delegation = False
         #: The previous row was a ``session_meta`` of the current thread's header.
@@ -144,7 +148,7 @@ class _Reader:
         thread = state.get("thread")
         if not isinstance(thread, Mapping) or not isinstance(thread.get("id"), str):
             return
-        self.thread = _Thread(
+        self.thread = RolloutThread(
             id=thread["id"],
             root=thread.get("root"),
             workspace=tuple(thread.get("workspace") or ()),
@@ -194,9 +198,9 @@ class _Reader:
                 current.copying = True
                 return None
         self.in_header = True
-        return self._open(row, payload, thread_id)
+        return self._open_thread(row, payload, thread_id)
 
-    def _open(
+    def _open_thread(
         self, row: dict[str, Any], payload: Mapping[str, Any], thread_id: str
     ) -> Observation | None:
         source = payload.get("source")
@@ -208,7 +212,7 @@ class _Reader:
         )
         depth = spawn.get("depth")
         if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool)):
-            raise self._error("field 'thread_spawn.depth' must be an integer")
+            raise self._line_error("field 'thread_spawn.depth' must be an integer")
         session = self._str(payload, "session_id", "payload")
         self._str(payload, "cwd", "payload")  # validated: a mistyped field is refused
         ordinal = payload.get("subagent_history_start_ordinal")
@@ -220,7 +224,7 @@ class _Reader:
         # Parentless threads are roots: a fork (``forked_from_id``) is a new tree. A child
         # without a root id still has one when its parent is a root (depth 1).
         root = thread_id if parent is None else session or (parent if depth == 1 else None)
-        self.thread = _Thread(
+        self.thread = RolloutThread(
             id=thread_id,
             root=root,
             workspace=(),  # roots are scoped by workspace for Cursor only
@@ -245,7 +249,9 @@ class _Reader:
             )
         return self._observation(row, self.thread, (fact,))
 
-    def _own_row(self, thread: _Thread, row: Mapping[str, Any], payload: Mapping[str, Any]) -> bool:
+    def _own_row(
+        self, thread: RolloutThread, row: Mapping[str, Any], payload: Mapping[str, Any]
+    ) -> bool:
         """Whether a row of a forked thread is its own rather than copied from its source."""
         ordinal = row.get("ordinal")
         own_from = thread.own_from_ordinal
@@ -263,7 +269,7 @@ class _Reader:
 
     # -- rows -------------------------------------------------------------------------------
 
-    def _facts(self, thread: _Thread, kind: Any, payload: Mapping[str, Any]) -> list[Fact]:
+    def _facts(self, thread: RolloutThread, kind: Any, payload: Mapping[str, Any]) -> list[Fact]:
         item_type = payload.get("type")
         if kind == "response_item" and item_type == "function_call":
             return self._function_call(thread, payload)
@@ -279,9 +285,9 @@ class _Reader:
             named = payload.get("thread_id")
             if item.get("type") != "SubAgentActivity" or named not in (None, thread.id):
                 return []
-            return self._activity(thread, item, spawn_key=self._str(item, "id", "item"))
+            return self._sub_agent_activity(thread, item, spawn_key=self._str(item, "id", "item"))
         if item_type == "sub_agent_activity":
-            return self._activity(thread, payload, spawn_key=None)
+            return self._sub_agent_activity(thread, payload, spawn_key=None)
         if item_type == "collab_agent_spawn_end":
             child = self._str(payload, "new_thread_id", "payload")
             if child is None:
@@ -293,7 +299,7 @@ class _Reader:
             return [Stopped(conversation=child)] if child is not None else []
         return []
 
-    def _function_call(self, thread: _Thread, payload: Mapping[str, Any]) -> list[Fact]:
+    def _function_call(self, thread: RolloutThread, payload: Mapping[str, Any]) -> list[Fact]:
         name = self._str(payload, "name", "payload")
         if name is None:
             return []
@@ -321,15 +327,15 @@ class _Reader:
             return [Stopped(conversation=target) if base == "close_agent" else Resumed(target)]
         return []
 
-    def _function_output(self, thread: _Thread, payload: Mapping[str, Any]) -> list[Fact]:
+    def _function_output(self, thread: RolloutThread, payload: Mapping[str, Any]) -> list[Fact]:
         call_id = self._str(payload, "call_id", "payload")
         if call_id is None or call_id not in thread.spawn_calls:
             return []
         child = spawned_agent_id(payload.get("output"))
         return [] if child is None else [self._identified(thread, child, call_id)]
 
-    def _activity(
-        self, thread: _Thread, item: Mapping[str, Any], spawn_key: str | None
+    def _sub_agent_activity(
+        self, thread: RolloutThread, item: Mapping[str, Any], spawn_key: str | None
     ) -> list[Fact]:
         child = self._str(item, "agent_thread_id", "item") or self._str(
             item, "agentThreadId", "item"
@@ -346,7 +352,7 @@ class _Reader:
         return []
 
     @staticmethod
-    def _identified(thread: _Thread, child: str, spawn_key: str | None) -> ChildIdentified:
+    def _identified(thread: RolloutThread, child: str, spawn_key: str | None) -> ChildIdentified:
         return ChildIdentified(
             parent=thread.id, child=child, resolution="transcript", spawn_key=spawn_key
         )
@@ -354,7 +360,7 @@ class _Reader:
     # -- helpers ----------------------------------------------------------------------------
 
     def _observation(
-        self, row: Mapping[str, Any], thread: _Thread, facts: tuple[Fact, ...]
+        self, row: Mapping[str, Any], thread: RolloutThread, facts: tuple[Fact, ...]
     ) -> Observation:
         return Observation(
             host=HOST,
@@ -366,14 +372,14 @@ class _Reader:
             at=parse_time(row.get("timestamp")),
         )
 
-    def _error(self, reason: str) -> InputError:
+    def _line_error(self, reason: str) -> InputError:
         return InputError(reason, path=self.path, line=self.line)
 
     def _object(self, value: Any, name: str) -> Mapping[str, Any]:
         if value is None:
             return {}
         if not isinstance(value, Mapping):
-            raise self._error(f"field {name!r} must be an object")
+            raise self._line_error(f"field {name!r} must be an object")
         return value
 
     def _str(
@@ -382,10 +388,10 @@ class _Reader:
         value = mapping.get(key)
         if value is None or value == "":
             if required:
-                raise self._error(f"field '{parent}.{key}' is missing")
+                raise self._line_error(f"field '{parent}.{key}' is missing")
             return None
         if not isinstance(value, str):
-            raise self._error(f"field '{parent}.{key}' must be a string")
+            raise self._line_error(f"field '{parent}.{key}' must be a string")
         return value
 
 
@@ -398,11 +404,3 @@ def _arguments(value: Any) -> Mapping[str, Any]:
         except orjson.JSONDecodeError:
             return {}
     return value if isinstance(value, Mapping) else {}
-
-
-#: The row reader, for callers that read lines themselves (``lineage import``): construct it
-#: with the file's path, then ``observe(row, line)`` each row in order.
-RolloutReader = _Reader
-
-#: The thread a :data:`RolloutReader` has open, as its ``thread`` attribute holds it.
-RolloutThread = _Thread

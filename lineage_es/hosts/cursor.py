@@ -28,7 +28,14 @@ from lineage_es.facts import (
     SpawnRequested,
     Stopped,
 )
-from lineage_es.hosts.base import checked_key, nested_str, optional_str, recurs, require_str
+from lineage_es.hosts.base import (
+    HookFile,
+    checked_key,
+    nested_str,
+    optional_str,
+    recurs,
+    require_str,
+)
 
 HOST: Host = "cursor"
 
@@ -58,7 +65,7 @@ def unwrap_fixture(obj: Any) -> dict[str, Any]:
 
 
 #: Fields naming a tool call or the subagent it started: a payload with one happens once.
-_ONCE = ("tool_use_id", "subagent_id", "tool_call_id")
+_ONCE_FIELDS = ("tool_use_id", "subagent_id", "tool_call_id")
 
 
 class CursorAdapter:
@@ -66,6 +73,20 @@ class CursorAdapter:
 
     host: Host = HOST
     mcp_meta = False
+    hook_events: tuple[str, ...] = (
+        "sessionStart",
+        "beforeSubmitPrompt",
+        "preToolUse",
+        "subagentStart",
+        "subagentStop",
+        "stop",
+        "sessionEnd",
+    )
+    tool_events: frozenset[str] = frozenset()  # Cursor's entries take no matcher
+    hook_file = HookFile(".cursor", "hooks.json", folder_env=None, grouped=False)
+    #: Asked first: Cursor's envelope is its own (and Cursor also sends its payloads to
+    #: Claude Code's hooks, which it runs as third-party hooks).
+    detection_rank = 0
 
     def recognises(self, payload: Mapping[str, Any]) -> bool:
         """Whether ``payload`` is a Cursor hook payload: a ``conversation_id`` with a camelCase
@@ -107,10 +128,10 @@ class CursorAdapter:
             host=HOST,
             requester=conversation,
             key=key,
-            facts=_facts(payload, event, conversation),
+            facts=_event_facts(payload, event, conversation),
             workspace=workspace,
             at=at,
-            recurs=recurs(payload, _ONCE),
+            recurs=recurs(payload, _ONCE_FIELDS),
         )
 
     def claim(self, meta: Mapping[str, Any]) -> Claim | None:
@@ -122,7 +143,8 @@ class CursorAdapter:
         return False
 
 
-def _facts(payload: Mapping[str, Any], event: str, conversation: str) -> tuple[Fact, ...]:
+def _event_facts(payload: Mapping[str, Any], event: str, conversation: str) -> tuple[Fact, ...]:
+    """What one event from ``conversation`` means."""
     if event == "sessionEnd":
         # Seen as a root first, so a child bound by order is a root again before its end.
         return (RootSeen(conversation, source=event), SessionEnded(conversation))

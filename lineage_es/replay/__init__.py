@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 
 from lineage_es.errors import InputError, LineageError, PayloadError
 from lineage_es.facts import Observation
+from lineage_es.hosts.detect import FORM_HOST, Form
 from lineage_es.model import AgentLineage, LineageTree
 from lineage_es.replay.expected import (
     Expected,
@@ -32,8 +33,6 @@ from lineage_es.replay.expected import (
     validate,
 )
 from lineage_es.replay.inputs import (
-    FORM_HOST,
-    Form,
     McpRow,
     ObservationRow,
     PayloadRow,
@@ -50,18 +49,14 @@ class Engine(Protocol):
     """What the replay needs of an engine (``lineage_es.open_engine``)."""
 
     def observe(
-        self, host: str, payload: Mapping[str, Any], /, *, at: datetime | None = None
+        self,
+        host: str,
+        payload: Mapping[str, Any] | Observation,
+        /,
+        *,
+        at: datetime | None = None,
+        answer: bool = True,
     ) -> AgentLineage | None: ...
-
-    def observe_observation(
-        self, obs: Observation, /, *, at: datetime | None = None
-    ) -> AgentLineage | None: ...
-
-    def record(
-        self, host: str, payload: Mapping[str, Any], /, *, at: datetime | None = None
-    ) -> None: ...
-
-    def record_observation(self, obs: Observation, /, *, at: datetime | None = None) -> None: ...
 
     def resolve(self, host: str, meta: Mapping[str, Any], /) -> AgentLineage | None: ...
 
@@ -163,7 +158,7 @@ def run_replay(
         expected if isinstance(expected, Expected) or expected is None else load_expected(expected)
     )
     chosen = _choose_host(host, spec)
-    observed = _replay(path, chosen, store, spec)
+    observed = _replay_into_engine(path, chosen, store, spec)
     answers = tuple(observed.answers.values())
     if spec is None:
         return ReplayResult(path, observed.form, observed.ingested, answers)
@@ -201,7 +196,7 @@ def update_expected(
     path = Path(transcript)
     existing = load_expected(target) if target.exists() else None
     chosen = _choose_host(host, existing)
-    observed = _replay(path, chosen, store, existing, every_row=True)
+    observed = _replay_into_engine(path, chosen, store, existing, every_row=True)
     if existing is not None:
         # Only the existing file's views are kept (its steps are written anew), so only their
         # rows must be rows of the recording.
@@ -239,7 +234,7 @@ def _choose_host(given: str | None, spec: Expected | None) -> str | None:
     return spec.host
 
 
-def _replay(
+def _replay_into_engine(
     path: Path, host: str | None, store: str, spec: Expected | None, *, every_row: bool = False
 ) -> _Observed:
     """Ingest every row, keeping each row's answer and the views ``spec`` asks for."""
@@ -266,21 +261,21 @@ def _replay(
     done = 0
     engine: Engine = open_engine(store)
     try:
-        for item in _guarded(read_rows(path, host=host), observed):
+        for item in _naming_progress_on_error(read_rows(path, host=host), observed):
             own = not isinstance(item, ObservationRow) or item.own
             merged = item.row == done and not own
             # Every row asked for whose moment has passed is viewed before this one goes in.
             moment = item.row + 1 if merged else item.row
             while pending and pending[0] < moment:
                 row = pending.pop(0)
-                observed.views[row] = _views(engine, probes[row], view_host)
+                observed.views[row] = _trees_of(engine, probes[row], view_host)
             if item.row > observed.last_row:
                 observed.ingested += 1
             if merged or (asserted is not None and item.row not in asserted):
-                _ingest(engine, item, path, observed.ingested - 1, answer=False)
+                _ingest_row(engine, item, path, observed.ingested - 1, answer=False)
                 observed.last_row = max(observed.last_row, item.row)
                 continue
-            answer = _ingest(engine, item, path, observed.ingested - 1)
+            answer = _ingest_row(engine, item, path, observed.ingested - 1)
             # A row is answered by its own sender when it has one; an observation made for the
             # row ahead of its own (a cleared session's end) only answers a row that has none.
             earlier = observed.answers.get(item.row)
@@ -298,9 +293,9 @@ def _replay(
             observed.last_row = max(observed.last_row, item.row)
         for row in pending:
             if row <= observed.last_row:
-                observed.views[row] = _views(engine, probes[row], view_host)
+                observed.views[row] = _trees_of(engine, probes[row], view_host)
         if spec is not None and spec.final_views is not None:
-            observed.final_views = _views(engine, set(spec.final_views), view_host)
+            observed.final_views = _trees_of(engine, set(spec.final_views), view_host)
     finally:
         engine.close()
     return observed
@@ -362,44 +357,43 @@ def _may_hold_no_row(row: int, observed: _Observed) -> bool:
     return row > observed.last_row or answer is None or answer.host is None
 
 
-def _guarded(rows: Iterator[Row], observed: _Observed) -> Iterator[Row]:
+def _naming_progress_on_error(rows: Iterator[Row], observed: _Observed) -> Iterator[Row]:
     """The rows, with any unusable one reported with how far the replay got."""
     try:
         yield from rows
     except InputError as exc:
         raise InputError(
-            f"{exc.reason} ({_ingested(observed.ingested)})", path=exc.path, line=exc.line
+            f"{exc.reason} ({_ingested_so_far(observed.ingested)})", path=exc.path, line=exc.line
         ) from None
 
 
-def _ingested(count: int) -> str:
+def _ingested_so_far(count: int) -> str:
     return f"{count} row{'s' if count != 1 else ''} ingested before it, nothing from this one"
 
 
-def _ingest(engine: Engine, item: Row, path: Path, count: int, *, answer: bool = True) -> RowAnswer:
+def _ingest_row(
+    engine: Engine, item: Row, path: Path, count: int, *, answer: bool = True
+) -> RowAnswer:
     """Ingest one row; its answer (``lineage`` is left ``None`` when not ``answer``)."""
     try:
         if isinstance(item, PayloadRow):
-            if not answer:
-                engine.record(item.host, item.payload, at=item.at)
-                return RowAnswer(item.row, "hook", item.host, None)
-            lineage = engine.observe(item.host, item.payload, at=item.at)
+            lineage = engine.observe(item.host, item.payload, at=item.at, answer=answer)
             return RowAnswer(item.row, "hook", item.host, lineage)
         if isinstance(item, McpRow):
             return RowAnswer(item.row, "mcp", item.host, engine.resolve(item.host, item.meta))
         assert isinstance(item, ObservationRow)
         if item.observation is None:
             return RowAnswer(item.row, "transcript", None, None)
-        if not answer:
-            engine.record_observation(item.observation)
-            return RowAnswer(item.row, "transcript", item.observation.host, None)
-        lineage = engine.observe_observation(item.observation)
-        return RowAnswer(item.row, "transcript", item.observation.host, lineage)
+        observation = item.observation
+        lineage = engine.observe(observation.host, observation, answer=answer)
+        return RowAnswer(item.row, "transcript", observation.host, lineage)
     except PayloadError as exc:
-        raise InputError(f"{exc} ({_ingested(count)})", path=str(path), line=item.row) from None
+        raise InputError(
+            f"{exc} ({_ingested_so_far(count)})", path=str(path), line=item.row
+        ) from None
 
 
-def _views(
+def _trees_of(
     engine: Engine, conversations: set[str], host: str | None
 ) -> dict[str, LineageTree | None]:
     try:

@@ -116,15 +116,15 @@ def main(
     if assert_path is not None and update_path is not None:
         raise click.UsageError("give --assert or --update, not both")
     try:
-        code = _run(transcript, assert_path, update_path, host, fmt, store)
+        code = _replay_or_update(transcript, assert_path, update_path, host, fmt, store)
     except LineageError as exc:
-        code = _fail(str(exc), fmt, transcript)
+        code = _report_failure(str(exc), fmt, transcript)
     except Exception as exc:  # never a traceback: the reason, and the unusable-input status
-        code = _fail(f"unexpected error: {type(exc).__name__}: {exc}", fmt, transcript)
+        code = _report_failure(f"unexpected error: {type(exc).__name__}: {exc}", fmt, transcript)
     sys.exit(code)
 
 
-def _run(
+def _replay_or_update(
     transcript: Path,
     assert_path: Path | None,
     update_path: Path | None,
@@ -149,7 +149,7 @@ def _run(
     return EXIT_OK if result.ok else EXIT_FAILED
 
 
-def _fail(message: str, fmt: Format, transcript: Path) -> int:
+def _report_failure(message: str, fmt: Format, transcript: Path) -> int:
     from lineage_es.replay.report import render_error
 
     if fmt != "text":

@@ -10,40 +10,25 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any
 
 import orjson
 
 from lineage_es.errors import InputError, LineageError, PayloadError, UnknownHost
 from lineage_es.facts import HOSTS, LOGICAL_EPOCH, Host, Observation
-from lineage_es.hosts import adapter, contradiction, detect, likely_host
+from lineage_es.hosts import adapter, adapters
 from lineage_es.hosts.base import parse_time
+from lineage_es.hosts.detect import (
+    FORM_HOST,
+    Form,
+    contradiction,
+    is_hook_payload,
+    likely_host,
+    payload_host,
+    row_form,
+)
+from lineage_es.hosts.transcript import TranscriptRow
 from lineage_es.lines import MAX_LINE_BYTES, OnBadLine, numbered_lines, unreported
-
-Form = Literal["hooks", "recording", "claude-transcript", "codex-rollout"]
-
-#: The host each transcript form belongs to.
-FORM_HOST: dict[Form, Host] = {"claude-transcript": "claude", "codex-rollout": "codex"}
-
-_CODEX_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "history_base"}
-)
-_CLAUDE_TYPES = frozenset(
-    {
-        "user",
-        "assistant",
-        "system",
-        "summary",
-        "file-history-snapshot",
-        "queue-operation",
-        "progress",
-        "attachment",
-        "permission-mode",
-        "mode",
-        "ai-title",
-        "custom-title",
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,16 +74,6 @@ class BadRow:
 Row = PayloadRow | McpRow | ObservationRow | BadRow
 
 
-class _TranscriptRow(Protocol):
-    """The shape the transcript readers yield (``lineage_es.hosts.transcript.TranscriptRow``)."""
-
-    @property
-    def row(self) -> int: ...
-
-    @property
-    def observation(self) -> Observation | None: ...
-
-
 def logical_time(row: int) -> datetime:
     """The replay's clock for a row that carries no time of its own: row order is time order."""
     return LOGICAL_EPOCH + timedelta(seconds=row)
@@ -115,25 +90,13 @@ def parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
     try:
         value = orjson.loads(line.strip())
     except orjson.JSONDecodeError as exc:
-        raise _bad(path, number, f"line is not JSON: {exc.msg} at column {exc.colno}") from None
+        raise _line_error(
+            path, number, f"line is not JSON: {exc.msg} at column {exc.colno}"
+        ) from None
     if not isinstance(value, dict):
         kind = type(value).__name__ if value is not None else "null"
-        raise _bad(path, number, f"line holds a JSON {kind}, not an object")
+        raise _line_error(path, number, f"line holds a JSON {kind}, not an object")
     return value
-
-
-def form_of(first: Mapping[str, Any]) -> Form:
-    """The form of a file, judged by its first row's shape."""
-    kind = first.get("type")
-    if "hook_event_name" in first:
-        return "hooks"
-    if "host" in first and ("payload" in first or "mcp" in first):
-        return "recording"
-    if kind in _CODEX_TYPES and isinstance(first.get("payload"), dict):
-        return "codex-rollout"
-    if isinstance(kind, str) and (kind in _CLAUDE_TYPES or "sessionId" in first or "uuid" in first):
-        return "claude-transcript"
-    return "hooks"
 
 
 def detect_form(path: Path, *, lenient: bool = False) -> Form:
@@ -143,7 +106,7 @@ def detect_form(path: Path, *, lenient: bool = False) -> Form:
     for number, line in scan_lines(path) if lines is None else lines:
         if line.strip():
             try:
-                return form_of(parse_line(path, number, line))
+                return row_form(parse_line(path, number, line))
             except InputError:
                 if not lenient:
                     raise
@@ -203,7 +166,7 @@ def _bad_rows(refused: list[InputError]) -> Iterator[BadRow]:
 
 
 def _hook_rows(path: Path, host: str | None, lenient: bool) -> Iterator[Row]:
-    fixed = None if host is None else _as_host(host)
+    fixed = None if host is None else _known_host(host)
     previous: Host | None = None
     for item in _lines(path, lenient):
         if isinstance(item, BadRow):
@@ -227,8 +190,8 @@ def _hook_row(
     path: Path, number: int, line: bytes, fixed: Host | None, previous: Host | None
 ) -> PayloadRow:
     payload = parse_line(path, number, line)
-    if _is_record(payload):
-        raise _bad(
+    if row_form(payload) == "recording":
+        raise _line_error(
             path,
             number,
             f"the line is in the recording form ({_RECORDING_FORM}), but the file is a "
@@ -237,13 +200,9 @@ def _hook_row(
     if fixed is not None:
         reason = contradiction(payload, fixed, _GIVEN)
         if reason is not None:
-            raise _bad(path, number, reason)
+            raise _line_error(path, number, reason)
     row_host = fixed if fixed is not None else _detected(path, number, payload, previous)
     return PayloadRow(row=number, host=row_host, payload=payload, at=logical_time(number))
-
-
-def _is_record(line: Mapping[str, Any]) -> bool:
-    return "hook_event_name" not in line and "host" in line and ("payload" in line or "mcp" in line)
 
 
 def _detected(path: Path, number: int, payload: Mapping[str, Any], previous: Host | None) -> Host:
@@ -251,7 +210,7 @@ def _detected(path: Path, number: int, payload: Mapping[str, Any], previous: Hos
     by what it lacks when it looks like one host's (a Claude payload without ``session_id``),
     else as from no known host."""
     try:
-        return detect(payload)
+        return payload_host(payload)
     except UnknownHost as exc:
         unknown = exc
     meant = likely_host(payload, previous)
@@ -259,8 +218,8 @@ def _detected(path: Path, number: int, payload: Mapping[str, Any], previous: Hos
         try:
             adapter(meant).observe(payload)
         except PayloadError as exc:
-            raise _bad(path, number, str(exc)) from None
-    raise _bad(path, number, unknown.reason) from None
+            raise _line_error(path, number, str(exc)) from None
+    raise _line_error(path, number, unknown.reason) from None
 
 
 def _recording_rows(path: Path, host: str | None, lenient: bool) -> Iterator[Row]:
@@ -282,8 +241,8 @@ def _recording_rows(path: Path, host: str | None, lenient: bool) -> Iterator[Row
 def _recording_row(path: Path, number: int, line: bytes, host: str | None) -> Row:
     record = parse_line(path, number, line)
     if not {"host", "payload", "mcp"} & record.keys():
-        kind = "a bare hook payload" if "hook_event_name" in record else "no recorded row"
-        raise _bad(
+        kind = "a bare hook payload" if is_hook_payload(record) else "no recorded row"
+        raise _line_error(
             path,
             number,
             f"the line is not in the recording form ({_RECORDING_FORM}) the file's first "
@@ -291,30 +250,34 @@ def _recording_row(path: Path, number: int, line: bytes, host: str | None) -> Ro
         )
     row_host = record.get("host")
     if row_host not in HOSTS:
-        raise _bad(path, number, f"'host' must be one of {', '.join(HOSTS)}, not {row_host!r}")
+        raise _line_error(
+            path, number, f"'host' must be one of {', '.join(HOSTS)}, not {row_host!r}"
+        )
     if host is not None and row_host != host:
-        raise _bad(path, number, f"row is from host {row_host}, but the host given is {host}")
+        raise _line_error(
+            path, number, f"row is from host {row_host}, but the host given is {host}"
+        )
     at = parse_time(record.get("at"))
     if at is None:
-        raise _bad(path, number, "'at' must be an ISO-8601 time (when the row was received)")
+        raise _line_error(path, number, "'at' must be an ISO-8601 time (when the row was received)")
     if ("payload" in record) == ("mcp" in record):
-        raise _bad(path, number, "a recorded row holds exactly one of 'payload' or 'mcp'")
+        raise _line_error(path, number, "a recorded row holds exactly one of 'payload' or 'mcp'")
     if "payload" in record:
         payload = record["payload"]
         if not isinstance(payload, dict):
-            raise _bad(path, number, "'payload' must be a JSON object")
+            raise _line_error(path, number, "'payload' must be a JSON object")
         reason = contradiction(payload, row_host, "the row's host")
         if reason is not None:
-            raise _bad(path, number, reason)
-        return PayloadRow(row=number, host=_as_host(row_host), payload=payload, at=at)
+            raise _line_error(path, number, reason)
+        return PayloadRow(row=number, host=_known_host(row_host), payload=payload, at=at)
     mcp = record["mcp"]
     if not isinstance(mcp, dict) or not isinstance(mcp.get("_meta"), dict):
-        raise _bad(path, number, "'mcp' must be an object with a '_meta' object")
+        raise _line_error(path, number, "'mcp' must be an object with a '_meta' object")
     tool = mcp.get("tool")
     if not isinstance(tool, str):
-        raise _bad(path, number, "'mcp.tool' must be the tool's name")
-    _check_meta(path, number, _as_host(row_host), mcp["_meta"])
-    return McpRow(row=number, host=_as_host(row_host), tool=tool, meta=mcp["_meta"], at=at)
+        raise _line_error(path, number, "'mcp.tool' must be the tool's name")
+    _check_meta(path, number, _known_host(row_host), mcp["_meta"])
+    return McpRow(row=number, host=_known_host(row_host), tool=tool, meta=mcp["_meta"], at=at)
 
 
 def _check_meta(path: Path, number: int, host: Host, meta: Mapping[str, Any]) -> None:
@@ -322,8 +285,8 @@ def _check_meta(path: Path, number: int, host: Host, meta: Mapping[str, Any]) ->
     ``_meta`` lineage, or whose ``_meta`` names no thread; or a mistyped ``_meta``."""
     caller = adapter(host)
     if not caller.mcp_meta:
-        with_meta = ", ".join(h for h in HOSTS if adapter(h).mcp_meta)
-        raise _bad(
+        with_meta = ", ".join(each.host for each in adapters() if each.mcp_meta)
+        raise _line_error(
             path,
             number,
             f"an mcp row from {host}: {host} puts no lineage in an MCP tool call's _meta "
@@ -333,9 +296,9 @@ def _check_meta(path: Path, number: int, host: Host, meta: Mapping[str, Any]) ->
         caller.claim(meta)
         names = caller.meta_names_thread(meta)
     except PayloadError as exc:
-        raise _bad(path, number, str(exc)) from None
+        raise _line_error(path, number, str(exc)) from None
     if not names:
-        raise _bad(
+        raise _line_error(
             path,
             number,
             "'mcp._meta' names no thread: missing required field 'threadId' (or "
@@ -352,7 +315,7 @@ def _transcript_rows(path: Path, form: Form, lenient: bool) -> Iterator[Row]:
     if not lenient:
         for _ in scan_lines(path):
             pass
-    rows: Iterator[_TranscriptRow]
+    rows: Iterator[TranscriptRow]
     try:
         if form == "claude-transcript":
             from lineage_es.hosts.claude_transcript import read_transcript
@@ -369,9 +332,7 @@ def _transcript_rows(path: Path, form: Form, lenient: bool) -> Iterator[Row]:
     try:
         for item in rows:
             yield from _bad_rows(refused)
-            yield ObservationRow(
-                row=item.row, observation=item.observation, own=getattr(item, "own", True)
-            )
+            yield ObservationRow(row=item.row, observation=item.observation, own=item.own)
         yield from _bad_rows(refused)
     except InputError as exc:
         if exc.path is None:
@@ -381,11 +342,13 @@ def _transcript_rows(path: Path, form: Form, lenient: bool) -> Iterator[Row]:
         raise InputError(str(exc), path=str(path)) from None
 
 
-def _bad(path: Path, line: int, reason: str) -> InputError:
+def _line_error(path: Path, line: int, reason: str) -> InputError:
+    """The :class:`InputError` refusing line ``line`` of ``path`` for ``reason``."""
     return InputError(reason, path=str(path), line=line)
 
 
-def _as_host(name: object) -> Host:
+def _known_host(name: object) -> Host:
+    """``name`` as a :data:`~lineage_es.facts.Host`; :class:`InputError` when it names none."""
     for host in HOSTS:
         if name == host:
             return host

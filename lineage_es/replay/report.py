@@ -35,12 +35,12 @@ def render_text(result: ReplayResult) -> str:
     if result.expected is None:
         lines = [_row_text(answer) for answer in result.answers]
         return "\n".join(
-            [*lines, f"{_count(len(result.answers), 'row')} replayed from {result.transcript}"]
+            [*lines, f"{_counted(len(result.answers), 'row')} replayed from {result.transcript}"]
         )
     blocks = [_step_text(result, step) for step in result.failed]
     held = len(result.steps) - len(result.failed)
     summary = (
-        f"{'ok' if result.ok else 'FAILED'}: {held} of {_count(len(result.steps), 'step')} held "
+        f"{'ok' if result.ok else 'FAILED'}: {held} of {_counted(len(result.steps), 'step')} held "
         f"({result.transcript} against {result.expected})"
     )
     return "\n\n".join([*blocks, summary])
@@ -75,9 +75,9 @@ def _row_text(answer: RowAnswer) -> str:
     if lineage is None:
         return f"{head}: no requester"
     parts = [
-        f"{head} {answer.host or lineage.host or '?'} {_id(lineage.conversation)}:",
-        f"root {_id(lineage.root)}",
-        f"parent {_id(lineage.parent)}",
+        f"{head} {answer.host or lineage.host or '?'} {_quoted_id(lineage.conversation)}:",
+        f"root {_quoted_id(lineage.root)}",
+        f"parent {_quoted_id(lineage.parent)}",
         f"depth {lineage.depth}",
         lineage.resolution,
     ]
@@ -90,17 +90,17 @@ def _tree_text(lineage: AgentLineage) -> str:
     if lineage.tree is None:
         return "tree: none"
     lists = (
-        f"{key} [{', '.join(_id(p.conversation) for p in getattr(lineage.tree, key))}]"
+        f"{key} [{', '.join(_quoted_id(p.conversation) for p in getattr(lineage.tree, key))}]"
         for key in ("siblings", "children", "roots")
     )
     return "tree: " + "  ".join(lists)
 
 
-def _count(n: int, word: str) -> str:
+def _counted(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _id(value: str | None) -> str:
+def _quoted_id(value: str | None) -> str:
     return "none" if value is None else json.dumps(value, ensure_ascii=False)
 
 
@@ -152,7 +152,9 @@ def _step_json(step: StepResult) -> dict[str, Any]:
 
 def render_junit(result: ReplayResult) -> str:
     """JUnit XML: one test case per step of the expected file, each failure with its diff."""
-    suite = _suite(str(result.transcript), tests=len(result.steps), failures=len(result.failed))
+    suite = _junit_suite(
+        str(result.transcript), tests=len(result.steps), failures=len(result.failed)
+    )
     for step in result.steps:
         case = ET.SubElement(
             suite,
@@ -164,10 +166,10 @@ def render_junit(result: ReplayResult) -> str:
         )
         if not step.ok:
             failure = ET.SubElement(
-                case, "failure", message=f"{_count(len(step.mismatches), 'expectation')} failed"
+                case, "failure", message=f"{_counted(len(step.mismatches), 'expectation')} failed"
             )
             failure.text = "\n".join(_mismatch_text(result, m) for m in step.mismatches)
-    return _xml(suite)
+    return _junit_xml(suite)
 
 
 def render_error(message: str, fmt: Format, transcript: str = "") -> str:
@@ -175,11 +177,11 @@ def render_error(message: str, fmt: Format, transcript: str = "") -> str:
     if fmt == "json":
         return json.dumps({"transcript": transcript, "ok": False, "error": message}, indent=2)
     if fmt == "junit":
-        suite = _suite(transcript, tests=1, errors=1)
+        suite = _junit_suite(transcript, tests=1, errors=1)
         case = ET.SubElement(suite, "testcase", classname=transcript, name="replay")
         error = ET.SubElement(case, "error", message="unusable input")
         error.text = message
-        return _xml(suite)
+        return _junit_xml(suite)
     return f"lineage-replay: error: {message}"
 
 
@@ -190,11 +192,11 @@ def render_update(update: UpdateResult, fmt: Format) -> str:
             {"updated": str(update.expected), "steps": update.steps, "rows": update.rows},
             indent=2,
         )
-    steps, rows = _count(update.steps, "step"), _count(update.rows, "row")
+    steps, rows = _counted(update.steps, "step"), _counted(update.rows, "row")
     summary = f"wrote {update.expected}: {steps} from {rows}"
     if fmt == "junit":
         transcript = "" if update.transcript is None else str(update.transcript)
-        suite = _suite(transcript, tests=1)
+        suite = _junit_suite(transcript, tests=1)
         case = ET.SubElement(
             suite,
             "testcase",
@@ -203,11 +205,11 @@ def render_update(update: UpdateResult, fmt: Format) -> str:
             file=str(update.expected),
         )
         ET.SubElement(case, "system-out").text = summary
-        return _xml(suite)
+        return _junit_xml(suite)
     return summary
 
 
-def _suite(name: str, *, tests: int, failures: int = 0, errors: int = 0) -> ET.Element:
+def _junit_suite(name: str, *, tests: int, failures: int = 0, errors: int = 0) -> ET.Element:
     return ET.Element(
         "testsuite",
         name=f"lineage-replay {name}",
@@ -217,7 +219,7 @@ def _suite(name: str, *, tests: int, failures: int = 0, errors: int = 0) -> ET.E
     )
 
 
-def _xml(suite: ET.Element) -> str:
+def _junit_xml(suite: ET.Element) -> str:
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)

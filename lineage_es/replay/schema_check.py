@@ -52,8 +52,11 @@ def _check_times(data: Any, lines: Mapping[KeyPath, int], path: Path) -> None:
     from lineage_es.hosts.base import parse_time
 
     found = [
-        (nearest_line(lines, at), f"{_where(at)}: expected an ISO-8601 time, got {render_value(v)}")
-        for at, v in (_times(data) if isinstance(data, dict) else ())
+        (
+            nearest_line(lines, at),
+            f"{_key_path_text(at)}: expected an ISO-8601 time, got {render_value(v)}",
+        )
+        for at, v in (_peer_times(data) if isinstance(data, dict) else ())
         if parse_time(v) is None
     ]
     if found:
@@ -62,36 +65,36 @@ def _check_times(data: Any, lines: Mapping[KeyPath, int], path: Path) -> None:
         raise InputError("\n".join([first, *more]), path=str(path), line=first_line)
 
 
-def _times(document: Any) -> Iterator[tuple[KeyPath, Any]]:
+def _peer_times(document: Any) -> Iterator[tuple[KeyPath, Any]]:
     """Every time a peer of the document gives (in ``tree`` and ``views`` of the steps and
     ``final``), with its key path, in document order."""
     trees: list[tuple[KeyPath, Any]] = []
-    for index, step in enumerate(_items(document.get("steps"))):
+    for index, step in enumerate(_list_items(document.get("steps"))):
         if isinstance(step, dict):
             trees.append((("steps", index, "tree"), step.get("tree")))
-            trees.extend(_views(("steps", index), step))
+            trees.extend(_view_trees(("steps", index), step))
     final = document.get("final")
     if isinstance(final, dict):
-        trees.extend(_views(("final",), final))
+        trees.extend(_view_trees(("final",), final))
     for at, tree in trees:
         for key in ("siblings", "children", "roots"):
             if not isinstance(tree, dict):
                 break
-            for index, peer in enumerate(_items(tree.get(key))):
+            for index, peer in enumerate(_list_items(tree.get(key))):
                 if not isinstance(peer, dict):
                     continue
                 for field in TIME_KEYS & peer.keys():
                     yield (*at, key, index, field), peer[field]
 
 
-def _views(at: KeyPath, holder: Mapping[str, Any]) -> list[tuple[KeyPath, Any]]:
+def _view_trees(at: KeyPath, holder: Mapping[str, Any]) -> list[tuple[KeyPath, Any]]:
     views = holder.get("views")
     if not isinstance(views, dict):
         return []
     return [((*at, "views", conversation), tree) for conversation, tree in views.items()]
 
 
-def _items(value: Any) -> list[Any]:
+def _list_items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
@@ -331,7 +334,7 @@ def _explain(
     error: jsonschema.ValidationError, lines: Mapping[KeyPath, int]
 ) -> list[tuple[int, str]]:
     at: KeyPath = tuple(error.absolute_path)
-    where = _where(at)
+    where = _key_path_text(at)
     line = nearest_line(lines, at)
     sub = error.schema if isinstance(error.schema, dict) else {}
     instance: Any = error.instance
@@ -378,7 +381,7 @@ _TYPE_NAMES = {
 }
 
 
-def _where(at: KeyPath) -> str:
+def _key_path_text(at: KeyPath) -> str:
     """``steps[0].views["a\\nb"].children``: a key path as a reader would write it."""
     text = ""
     for part in at:

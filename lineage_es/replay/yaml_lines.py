@@ -73,7 +73,7 @@ class LazyLines(Mapping[KeyPath, int]):
             self._digest = _digest(self._text)
             self._text = None
 
-    def _all(self) -> dict[KeyPath, int]:
+    def _all_lines(self) -> dict[KeyPath, int]:
         if self._full is None:
             text = self._text if self._text is not None else self._reread()
             if text is None:
@@ -92,7 +92,7 @@ class LazyLines(Mapping[KeyPath, int]):
             return None
         return text if _digest(text) == self._digest else None
 
-    def _knows(self, key: object) -> bool:
+    def _line_known_without_reading(self, key: object) -> bool:
         """Whether ``key``'s line (or its absence) is known without reading the document."""
         return self._full is not None or (isinstance(key, tuple) and len(key) <= self._depth)
 
@@ -100,20 +100,20 @@ class LazyLines(Mapping[KeyPath, int]):
         try:
             return self._known[key]
         except KeyError:
-            if self._knows(key):
+            if self._line_known_without_reading(key):
                 raise
-        return self._all()[key]
+        return self._all_lines()[key]
 
     def __contains__(self, key: object) -> bool:
         if key in self._known:
             return True
-        return not self._knows(key) and key in self._all()
+        return not self._line_known_without_reading(key) and key in self._all_lines()
 
     def __iter__(self) -> Iterator[KeyPath]:
-        return iter(self._all())
+        return iter(self._all_lines())
 
     def __len__(self) -> int:
-        return len(self._all())
+        return len(self._all_lines())
 
 
 def _digest(text: str) -> bytes:
@@ -132,7 +132,7 @@ _CACHED_TAGS = frozenset(
 _PLAIN_TAGS = _CACHED_TAGS | {"tag:yaml.org,2002:float"}
 
 
-class _Unusual(Exception):
+class _NeedsNodePath(Exception):
     """The document needs the exact path (:func:`_parse_nodes`)."""
 
 
@@ -168,14 +168,14 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
         if not implicit[0]:  # quoted: always a string (the resolver's default tag)
             return strings.setdefault(value, value)
         if implicit[1]:
-            raise _Unusual
+            raise _NeedsNodePath
         try:
             return plain[value]
         except KeyError:
             pass
         tag = resolve(yaml.ScalarNode, value, implicit)
         if tag not in _PLAIN_TAGS:
-            raise _Unusual
+            raise _NeedsNodePath
         if tag == _STR_TAG:
             obj: Any = strings.setdefault(value, value)
         else:
@@ -190,7 +190,7 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
         if kind is alias_event:
             log = anchors.get(event.anchor)
             if log is None:
-                raise _Unusual
+                raise _NeedsNodePath
             event = log[0]
         line: int = event.start_mark.line + 1
         return line
@@ -201,21 +201,21 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
         if kind is alias_event:
             log = anchors.get(event.anchor)
             if log is None:  # undefined, or an alias inside its own anchor
-                raise _Unusual
+                raise _NeedsNodePath
             replaying += 1
             events = iter(log)
             value = node(next(events), at, events.__next__)
             replaying -= 1
             return value
         if event.tag is not None:
-            raise _Unusual
+            raise _NeedsNodePath
         if event.anchor is None or replaying:
             if kind is scalar_event:
                 return scalar(event)
             return body(event, kind, at, pull)
         name = event.anchor
         if name in anchors:
-            raise _Unusual
+            raise _NeedsNodePath
         anchors[name] = None
         log = [event]
 
@@ -240,10 +240,10 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
                 if item_kind is yaml.MappingEndEvent:
                     return out
                 if item_kind is not scalar_event or item.anchor is not None or item.tag is not None:
-                    raise _Unusual
+                    raise _NeedsNodePath
                 key = scalar(item)
                 if type(key) is not str or key in out:
-                    raise _Unusual
+                    raise _NeedsNodePath
                 if at is None:
                     value = pull()
                     if type(value) is scalar_event and value.anchor is None and value.tag is None:
@@ -255,7 +255,7 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
                     lines[where] = item.start_mark.line + 1
                     out[key] = node(pull(), where if deeper else None, pull)
         if kind is not yaml.SequenceStartEvent:
-            raise _Unusual
+            raise _NeedsNodePath
         items: list[Any] = []
         while True:
             item = pull()
@@ -299,7 +299,7 @@ def _parse_nodes(text: str, path: Path) -> tuple[Any, dict[KeyPath, int]]:
         if node is None:
             raise InputError("the expected file is empty", path=str(path), line=1)
         lines: dict[KeyPath, int] = {}
-        data = _build(loader, node, (), lines, path, set())
+        data = _build_value(loader, node, (), lines, path, set())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -312,7 +312,7 @@ def _parse_nodes(text: str, path: Path) -> tuple[Any, dict[KeyPath, int]]:
     return data, lines
 
 
-def _build(
+def _build_value(
     loader: _Loader, node: Node, at: KeyPath, lines: dict[KeyPath, int], path: Path, seen: set[int]
 ) -> Any:
     lines.setdefault(at, node.start_mark.line + 1)
@@ -331,11 +331,11 @@ def _build(
             if key in out:
                 raise InputError(f"duplicate key {key!r}", path=str(path), line=line)
             lines[(*at, key)] = line
-            out[key] = _build(loader, value_node, (*at, key), lines, path, seen | {id(node)})
+            out[key] = _build_value(loader, value_node, (*at, key), lines, path, seen | {id(node)})
         return out
     if isinstance(node, SequenceNode):
         return [
-            _build(loader, item, (*at, i), lines, path, seen | {id(node)})
+            _build_value(loader, item, (*at, i), lines, path, seen | {id(node)})
             for i, item in enumerate(node.value)
         ]
     return loader.construct_object(node, deep=True)
