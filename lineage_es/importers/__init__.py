@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lineage_es.importers.claude_projects import import_claude
     from lineage_es.importers.codex_sessions import import_codex
-    from lineage_es.importers.ledger import ImportReport, Progress
+    from lineage_es.importers.report import ImportReport, Progress
 
 __all__ = ["ImportReport", "Progress", "import_claude", "import_codex"]
 
 #: Where each public name lives: an import of one host's history loads only that host's code.
 _HOMES = {
-    "ImportReport": "ledger",
-    "Progress": "ledger",
+    "ImportReport": "report",
+    "Progress": "report",
     "import_claude": "claude_projects",
     "import_codex": "codex_sessions",
 }

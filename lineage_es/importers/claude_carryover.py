@@ -17,9 +17,11 @@ agent's first row), and the loaders of what it keeps in the ledger's session sta
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Container, Mapping
+from dataclasses import asdict, replace
 from datetime import datetime
+from operator import attrgetter
+from time import time_ns
 from typing import Any
 
 from lineage_es.facts import (
@@ -36,10 +38,14 @@ from lineage_es.hosts.base import parse_time
 from lineage_es.hosts.claude import HOST, is_internal_agent
 from lineage_es.hosts.claude_agents import SpawnCall
 from lineage_es.importers.claude_layout import agent_of
-from lineage_es.importers.claude_session_state import FileState, SessionState, with_facts
+from lineage_es.importers.claude_session_state import FileState, SessionState
 
-#: The facts a held-back observation may carry, by name (see ``Carryover._hold_back``).
-_FACTS: dict[str, type[Fact]] = {
+#: Seconds a session file with no complete row yet holds its agents' files back for,
+#: counted from its last write.
+HEADLESS_WAIT = 300
+
+#: The facts a held-back observation may carry, by name (see ``Carryover._hold_back_for_headless``).
+_HELD_FACT_TYPES: dict[str, type[Fact]] = {
     kind.__name__: kind for kind in (Acted, ChildIdentified, ChildStarted, Resumed, Stopped)
 }
 
@@ -49,7 +55,7 @@ class Carryover(SessionState):
 
     # -- a file that goes on after where it had ended -----------------------------------------
 
-    def _resume(
+    def _resume_session(
         self,
         file: FileState,
         offset: int,
@@ -64,9 +70,9 @@ class Carryover(SessionState):
         only from its agents' files there, :mod:`.claude_fileless`)."""
         again: list[Fact] = [Acted(session), *(Resumed(child) for child in sorted(self.ended))]
         stop = since or file.stop
-        when = file.went_on = _going_on(stop, row)
+        when = file.went_on = _resume_sorts_at(stop, row)
         suffix = f"resume@{offset}"
-        self._emit(
+        self._observe_at_row(
             file, offset, row, session, session, again, at=when, key_suffix=suffix, dated=stop
         )
         # What such a child did after the root's stop was journaled while it stood stopped:
@@ -79,7 +85,7 @@ class Carryover(SessionState):
                     if kind == "act"
                     else Stopped(conversation=child, provisional=kind == "own")
                 )
-                self._emit(
+                self._observe_at_row(
                     file,
                     offset,
                     row,
@@ -103,17 +109,17 @@ class Carryover(SessionState):
         its first row after each, :meth:`SessionReader._acting_after_stops`)."""
         stopped, later = self.own.pop(agent)
         since = parse_time(stopped)
-        when = file.went_on = _going_on(since, row)
+        when = file.went_on = _resume_sorts_at(since, row)
         again: list[Fact] = [Resumed(agent)]
         suffix = f"resume@{offset}"
-        self._emit(
+        self._observe_at_row(
             file, offset, row, agent, file.root, again, at=when, key_suffix=suffix, dated=since
         )
         for number, (time, kind) in enumerate(later):
             # Reported by another node, as it was (its parent's result, a notice, the
             # session's end): it says the agent was done by then, not that it ran until
             # then, and so leaves an earlier stop of its own file where it is.
-            self._emit(
+            self._observe_at_row(
                 file,
                 offset,
                 row,
@@ -128,18 +134,18 @@ class Carryover(SessionState):
 
     # -- what the session's end stopped ------------------------------------------------------
 
-    def _ended(self) -> dict[str, Any]:
+    def _stopped_at_file_ends(self) -> dict[str, Any]:
         """What stopped only because a file had ended, for the runs that read on.
 
         ``ended``: the children the root's last stop stopped with it, each with what it did
         after (acted again, stopped); if the session file goes on (the root was not done),
-        :meth:`_resume` takes them on with the root and observes their later life again.
+        :meth:`_resume_session` takes them on with the root and observes their later life again.
         ``own``: the agents their own file's last row stopped, each with what would have
         stopped it since had it gone on; if its file goes on, :meth:`_resume_agent` takes it
         on. Found by going through this run's observations in the order the engine gets
         them, from what the last runs left (everything else they left stopped: a run stops
         every file at its end)."""
-        root = self._root()
+        root = self._session_root()
         ended = {child: list(later) for child, later in self.ended.items()}
         own = {agent: (at, list(later)) for agent, (at, later) in self.own.items()}
         live = {child: bool(later) and later[-1][1] == "act" for child, later in ended.items()}
@@ -199,13 +205,36 @@ class Carryover(SessionState):
                     own.pop(fact.conversation, None)
         return {"ended": ended, "own": {agent: [at, later] for agent, (at, later) in own.items()}}
 
+    def _agent_files_held_back(self) -> dict[str, list[int]] | None:
+        """Whether the session's agent files wait for its file's first row: the size and
+        time of each of the session's files (``[size, mtime]`` by path: what the wait waits
+        to change) when they do, ``None`` when they are read now.
+
+        A session file with no row yet (empty, or its first line still being written)
+        holds its agents' files back until one of the session's files changes: they are
+        read with the session's first rows, not before them (the session's root would
+        start at its agents' first rows). An import that finds nothing changed holds them
+        back again, as the one before did; once the file has not been written for
+        :data:`HEADLESS_WAIT`, its first row is not coming and its agents' files speak for
+        the root alone (:mod:`.claude_fileless`)."""
+        group = self.group
+        files = sorted(
+            (f for f in [group.main, *group.agents] if f is not None), key=attrgetter("rel")
+        )
+        sizes = {f.rel: [f.size, f.mtime] for f in files}
+        main = group.main
+        written_lately = main is not None and time_ns() - main.mtime < HEADLESS_WAIT * 1e9
+        if self._headless_main() and written_lately and (not self.waited or self.waited == sizes):
+            return sizes
+        return None
+
     def _headless_main(self) -> bool:
         """Whether the session's file was read and gave no row (it names no session yet)."""
         main = self.group.main
         entry = self.entries.get(main.rel) or self.ledger.entry(main.rel) if main else None
         return entry is not None and not entry.get("speaker")
 
-    def _root(self) -> str | None:
+    def _session_root(self) -> str | None:
         """The conversation the session's main file speaks for at its end; failing one, the
         root this run stopped at its agents' files' end (:mod:`.claude_fileless`)."""
         main = self.group.main
@@ -217,7 +246,7 @@ class Carryover(SessionState):
 
     # -- agents whose own file has no row yet ---------------------------------------------------
 
-    def _hold_back(self) -> list[dict[str, Any]]:
+    def _hold_back_for_headless(self) -> list[dict[str, Any]]:
         """Facts this run found about an agent whose own file is on disk with no complete
         first row yet (its parent's result or a notice, written before the agent's first
         row could be read), taken out of their observations and kept for the next run: there
@@ -226,14 +255,14 @@ class Carryover(SessionState):
         changed observes them whatever it reads, unless the agent's file grew since and
         still has no complete row (its first row is still being written): they wait on for
         it. A run that finds none changed does not read the session."""
-        waiting = self._headless()
+        waiting = self._headless_agents()
         if not waiting:
             return []
-        growing = self._headless(growing=True)
+        growing = self._headless_agents(growing=True)
         held: list[dict[str, Any]] = []
         for index, (when, rank, place, observation) in enumerate(self.timed):
             holding = growing if index in self.released else waiting
-            about = [(fact, self._about(fact)) for fact in observation.facts]
+            about = [(fact, self._child_of(fact)) for fact in observation.facts]
             kept = tuple(fact for fact, agent in about if agent not in holding)
             if len(kept) == len(about):
                 continue
@@ -248,13 +277,13 @@ class Carryover(SessionState):
                         "place": place,
                         "requester": observation.requester,
                         "root": observation.root,
-                        "facts": [[type(f).__name__, dataclasses.asdict(f)] for f in facts],
+                        "facts": [[type(f).__name__, asdict(f)] for f in facts],
                     }
                 )
-            self.timed[index] = (when, rank, place, with_facts(observation, kept))
+            self.timed[index] = (when, rank, place, replace(observation, facts=kept))
         return held
 
-    def _headless(self, *, growing: bool = False) -> set[str]:
+    def _headless_agents(self, *, growing: bool = False) -> set[str]:
         """The agents of this session whose own file gave no row yet (and is not one of the
         host's own helpers): empty, or its first line still being written; with
         ``growing``, only those whose file changed since the last run."""
@@ -281,7 +310,7 @@ class Carryover(SessionState):
                 waiting.add(agent)
         return waiting
 
-    def _about(self, fact: Fact) -> str | None:
+    def _child_of(self, fact: Fact) -> str | None:
         """The child a fact is about, when it is one."""
         if isinstance(fact, ChildIdentified | ChildStarted):
             return fact.child
@@ -291,10 +320,10 @@ class Carryover(SessionState):
             return fact.conversation
         return None
 
-    def _release_held(self) -> None:
-        """Observe what the last run held back (:meth:`_hold_back`), as it was."""
+    def _observe_held_back(self) -> None:
+        """Observe what the last run held back (:meth:`_hold_back_for_headless`), as it was."""
         for item in self.held:
-            facts = _facts(item.get("facts"))
+            facts = _held_facts(item.get("facts"))
             at = parse_time(item.get("at"))
             if not facts or at is None or not isinstance(item.get("key"), str):
                 continue
@@ -308,13 +337,13 @@ class Carryover(SessionState):
                 at=at,
             )
             for fact in facts:
-                self._note(None, fact, at)
+                self._note_fact(None, fact, at)
             self.released.add(len(self.timed))
             rank, place = int(item.get("rank") or 0), int(item.get("place") or 0)
             self.timed.append((at, rank, place, observation))
 
 
-def _going_on(stop: datetime | None, row: dict[str, Any]) -> datetime | None:
+def _resume_sorts_at(stop: datetime | None, row: dict[str, Any]) -> datetime | None:
     """Where the observation taking a file's conversation on from its provisional ``stop``
     sorts: never after the row that takes it on (rows are not always in time order). It is
     dated at the stop all the same (``dated``): the engine takes a provisional stop back
@@ -374,13 +403,13 @@ def load_own(state: Any) -> dict[str, tuple[str, list[list[str]]]]:
     return found
 
 
-def _facts(rows: Any) -> tuple[Fact, ...]:
-    """Facts kept as ``[name, fields]`` pairs (:meth:`Carryover._hold_back`)."""
+def _held_facts(rows: Any) -> tuple[Fact, ...]:
+    """Facts kept as ``[name, fields]`` pairs (:meth:`Carryover._hold_back_for_headless`)."""
     facts: list[Fact] = []
     for pair in rows if isinstance(rows, list) else ():
         if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[1], dict):
             continue
-        kind = _FACTS.get(pair[0])
+        kind = _HELD_FACT_TYPES.get(pair[0])
         if kind is not None:
             try:
                 facts.append(kind(**pair[1]))

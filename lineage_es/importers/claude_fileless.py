@@ -6,13 +6,13 @@ its agents' rows alone, and those rows are all there is to time it by: it stops 
 row its files hold, as if its session file had ended there (provisionally, as any file's end
 stops its conversation). When the agents' files go on, the root goes on from that stop and
 stops again at their new end; when its session file turns up, that file's rows take over as
-usual, from that same stop (:meth:`~.claude_carryover.Carryover._resume`), and the history
+usual, from that same stop (:meth:`~.claude_carryover.Carryover._resume_session`), and the history
 reads as one import of all the files.
 
 Every agent file of such a session holds its root for ``--reconcile``
-(:func:`~lineage_es.importers.ledger.reconcile`): the root is deleted as ``gc`` once no file
-of it remains. Once the session's own file has given a row, that file alone holds the root
-(as before: a session whose own file is gone goes with its agents).
+(:func:`~lineage_es.importers.reconcile.reconcile`): the root is deleted as ``gc`` once no
+file of it remains. Once the session's own file has given a row, that file alone holds the
+root (a session whose own file is gone goes with its agents).
 
 A mixin of :class:`~.claude_session.SessionReader`, which calls it once every file is read.
 """
@@ -25,7 +25,7 @@ from lineage_es.facts import Fact, RootSeen, Stopped
 from lineage_es.hosts.base import parse_time
 from lineage_es.importers.claude_carryover import Carryover
 from lineage_es.importers.claude_session_state import FileState
-from lineage_es.importers.ledger import Found
+from lineage_es.importers.walk import Found
 
 
 class Fileless(Carryover):
@@ -61,7 +61,7 @@ class Fileless(Carryover):
             return
         anchor = self._fileless_file(0)
         row = {"sessionId": session, "fileless": "on", "since": since.isoformat()}
-        self._resume(anchor, 0, row | {"files": self._sizes()}, session, since)
+        self._resume_session(anchor, 0, row | {"files": self._agent_file_sizes()}, session, since)
         self.fileless_on = anchor
 
     def _start_fileless(self) -> None:
@@ -86,8 +86,10 @@ class Fileless(Carryover):
             anchor = self._fileless_file(0)
             row = {"sessionId": session, "fileless": "from", "at": first.isoformat()}
             seen: list[Fact] = [RootSeen(session)]
-            keyed = row | {"files": self._sizes()}
-            self._emit(anchor, 0, keyed, session, session, seen, at=first, key_suffix="from")
+            keyed = row | {"files": self._agent_file_sizes()}
+            self._observe_at_row(
+                anchor, 0, keyed, session, session, seen, at=first, key_suffix="from"
+            )
         if known is None or first < known:
             self.fileless_from = first
 
@@ -121,10 +123,10 @@ class Fileless(Carryover):
         last = self._fileless_file(len(self.group.agents) + 1)
         row = {"sessionId": session, "fileless": "end", "at": end.isoformat()}
         stop: list[Fact] = [Stopped(conversation=session, provisional=True)]
-        self._emit(
+        self._observe_at_row(
             last,
             0,
-            row | {"files": self._sizes()},
+            row | {"files": self._agent_file_sizes()},
             session,
             session,
             stop,
@@ -135,7 +137,7 @@ class Fileless(Carryover):
         )
         self.fileless_stop = end
 
-    def _sizes(self) -> list[list[Any]]:
+    def _agent_file_sizes(self) -> list[list[Any]]:
         """The agents' files as this run found them (what a stop or a resume of their root
         is keyed by besides its time: the files change between two, the time may not)."""
         return sorted([found.rel, found.size] for found in self.group.agents)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import orjson
 
-from lineage_es.hosts.claude_transcript import AGENT_FILE
-from lineage_es.importers.ledger import Found
+from lineage_es.hosts.claude_agent_files import AGENT_FILE
+from lineage_es.importers.walk import Found
 
 
 @dataclass

@@ -14,13 +14,13 @@ it reads off an agent's first row to place it by (its version, its first prompt'
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from lineage_es.facts import ChildIdentified, ChildStarted, Observation
 from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.claude import HOST
-from lineage_es.hosts.claude_agents import NESTING_SINCE, prompt_digest, version_tuple
-from lineage_es.importers.claude_session_state import FileState, SessionState, with_facts
+from lineage_es.importers.claude_session_state import FileState, SessionState
 
 
 class Placement(SessionState):
@@ -30,23 +30,24 @@ class Placement(SessionState):
 
     def _place_starts(self) -> None:
         """Place each agent its sidecar did not, once every file of the session is read, by
-        what the transcripts state (:meth:`_placement`): its start carries the placement
-        with resolution ``transcript``, rather than leaving the engine to infer it."""
+        what the transcripts state (:meth:`_placement_by_transcripts`): its start carries the
+        placement with resolution ``transcript``, rather than leaving the engine to infer
+        it."""
         for file, offset, start in self.unplaced:
             index = file.emitted.get(offset)
-            placed = self._placement(file, start)
+            placed = self._placement_by_transcripts(file, start)
             if index is None:
                 continue
             when, rank, place, observation = self.timed[index]
             if (placed or start).spawn_key is None:
                 # No row read yet names its call: a later run that reads it places it there.
                 prompt = file.prompt.hex() if file.prompt is not None else None
-                self._unkeyed(file.found.rel, [when.isoformat(), prompt, file.nesting])
+                self._keep_unkeyed(file.found.rel, [when.isoformat(), prompt, file.nesting])
             if placed is None:
                 continue
             facts = tuple(placed if fact is start else fact for fact in observation.facts)
-            self.timed[index] = (when, rank, place, with_facts(observation, facts))
-            self._note(file, placed, when)
+            self.timed[index] = (when, rank, place, replace(observation, facts=facts))
+            self._note_fact(file, placed, when)
 
     def _place_again(self) -> None:
         """Place each agent an earlier run started without its call (its first row was read
@@ -74,17 +75,19 @@ class Placement(SessionState):
                 host=HOST, requester=agent, key=key, facts=(placed,), root=root, at=when
             )
             self.timed.append((when, rank, 0, observation))
-            self._note(None, placed, when)
-            self._unkeyed(found.rel, None)
+            self._note_fact(None, placed, when)
+            self._keep_unkeyed(found.rel, None)
 
-    def _unkeyed(self, rel: str, unkeyed: list[Any] | None) -> None:
+    def _keep_unkeyed(self, rel: str, unkeyed: list[Any] | None) -> None:
         """Keep in an agent file's ledger entry that its agent was started without its call
         (:attr:`~.claude_session_state.FileState.unkeyed`), or that it no longer is."""
         entry = self.entries.get(rel) or self.ledger.entry(rel)
         if entry is not None:
             self.entries[rel] = {**entry, "unkeyed": unkeyed}
 
-    def _placement(self, file: FileState, start: ChildStarted) -> ChildIdentified | None:
+    def _placement_by_transcripts(
+        self, file: FileState, start: ChildStarted
+    ) -> ChildIdentified | None:
         """Where the transcripts place an agent that its sidecar does not
         (:meth:`~lineage_es.hosts.claude_agents.Spawns.place`, as ``lineage ingest`` places it
         at its first row): here, with every row of the session read. ``None`` leaves it to
@@ -92,6 +95,3 @@ class Placement(SessionState):
         (its result is still to come) and whose prompt matches no one call, could be any
         agent's child, and is placed by ordering (``inferred``)."""
         return self.spawns.place(start, prompt=file.prompt, nesting=file.nesting, root=file.root)
-
-
-__all__ = ["NESTING_SINCE", "Placement", "prompt_digest", "version_tuple"]

@@ -1,15 +1,20 @@
 """What reading one session keeps while it reads, and how facts become observations in it.
 
 :class:`~.claude_session.SessionReader` reads a session's files; where the transcripts place an
-agent (:mod:`.claude_placement`) and what an import leaves the next about a session still
-being written (:mod:`.claude_carryover`) are mixins of it. They share one state, declared here
-once with its types (:class:`SessionState`), and all of them observe facts the one way
-:meth:`SessionState._emit` and :meth:`SessionState._note` do, so those are here too.
+agent (:mod:`.claude_placement`), what an import leaves the next about a session still being
+written (:mod:`.claude_carryover`), a session known only from its agents' files
+(:mod:`.claude_fileless`) and the stops at files' ends (:mod:`.claude_file_stops`) are mixins
+of it. They share one state, declared here once with its types (:class:`SessionState`), and
+all of them observe facts the one way :meth:`SessionState._observe_at_row` and
+:meth:`SessionState._note_fact` do, so those are here too. What the import gives every
+session's reading is a :class:`SessionContext`, and what the ledger keeps of each file is
+read and written by :class:`FileState`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Set
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -25,13 +30,27 @@ from lineage_es.facts import (
 from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.claude import HOST, is_internal_agent
 from lineage_es.hosts.claude_agents import Spawns
-from lineage_es.importers.ledger import Found, ImportReport, Ledger, Progress, Timed
+from lineage_es.importers.claude_layout import SessionFiles, agent_of
 from lineage_es.importers.lines import NOT_OBJECT, Skips
+from lineage_es.importers.walk import Found
 
 if TYPE_CHECKING:
-    from lineage_es.hosts.claude_transcript import RowMeaning
-    from lineage_es.importers.claude_layout import SessionFiles
-    from lineage_es.importers.claude_projects import _Import
+    from lineage_es.hosts.claude_rows import RowMeaning
+    from lineage_es.importers.driver import Timed
+    from lineage_es.importers.ledger import Ledger
+    from lineage_es.importers.report import ImportReport, Progress
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    """What every session's reading in one import shares: the folder's ledger (read while
+    reading, written only by the import), the folder, the size above which a file is passed
+    over, and every agent sidecar's path (an agent without one is not looked up on disk)."""
+
+    ledger: Ledger
+    folder: str
+    max_file_bytes: int
+    sidecars: Set[str]
 
 
 @dataclass
@@ -62,7 +81,7 @@ class FileState:
     #: the file goes on, the root (and what stopped with it) goes on from that very moment.
     stop: datetime | None = None
     #: Where the observation taking the file's conversation on from an earlier run's stop
-    #: sorts (:func:`~.claude_carryover._going_on`): its new stop sorts no earlier.
+    #: sorts (:func:`~.claude_carryover._resume_sorts_at`): its new stop sorts no earlier.
     went_on: datetime | None = None
     legacy: bool = False
     progress_rows: bool = False
@@ -84,12 +103,63 @@ class FileState:
     #: Rows of an unknown type parsed in this run (by offset), counted once.
     unknown: set[int] = field(default_factory=set)
 
+    @classmethod
+    def from_entry(
+        cls, found: Found, rank: int, kind: str, entry: dict[str, Any], session: str
+    ) -> FileState:
+        """The file as its ledger ``entry`` left it (``{}``: read from its start); ``kind``
+        is ``main`` (the file of ``session``), ``agent`` or ``flat``."""
+        file = cls(found, rank, kind, int(entry.get("offset", 0)))
+        file.root = entry.get("root") or (session if kind == "main" else None)
+        file.speaker = entry.get("speaker")
+        file.at = parse_time(entry.get("at"))
+        file.stop = parse_time(entry.get("stop"))
+        # What the rows read before said, up to when (an entry without ``latest`` knows no
+        # better than the file's last time).
+        file.latest = parse_time(entry["latest"] if "latest" in entry else entry.get("at"))
+        # A file read before that gave no row yet (empty, its first line torn, or only rows
+        # that name no session) still has its first row to come: it starts, not resumes.
+        file.needs_head = file.speaker is None
+        file.resume = not file.needs_head
+        file.legacy = bool(entry.get("legacy"))
+        file.progress_rows = bool(entry.get("progress_rows"))
+        file.internal = bool(entry.get("internal"))
+        file.owns = set(entry.get("owns") or ())
+        file.unkeyed = entry.get("unkeyed")
+        if kind != "main":
+            file.agent = entry.get("agent") or agent_of(found)
+        return file
+
+    def ledger_entry(self, end: int, check: bytes) -> dict[str, Any]:
+        """What the ledger keeps of the file once read up to ``end`` (``check``: the bytes
+        before it, to tell a file appended to from one replaced)."""
+        found = self.found
+        entry: dict[str, Any] = {
+            "kind": self.kind,
+            "size": found.size,
+            "mtime": found.mtime,
+            "offset": end,
+            "check": check.hex(),
+            "root": self.root,
+            "speaker": self.speaker,
+            "at": self.at.isoformat() if self.at else None,
+            "stop": self.stop.isoformat() if self.stop else None,
+            "latest": self.said.isoformat() if self.said else None,
+            "legacy": self.legacy,
+            "progress_rows": self.progress_rows,
+            "owns": sorted(self.owns),
+        }
+        if self.kind != "main":
+            entry |= {"agent": self.agent, "session": self.root, "internal": self.internal}
+            entry["unkeyed"] = self.unkeyed
+        return entry
+
 
 class SessionState:
     """The state of one session's reading, declared once for :class:`~.claude_session.SessionReader`
     (which sets it) and its mixins, and the making of observations into it."""
 
-    run: _Import
+    context: SessionContext
     group: SessionFiles
     ledger: Ledger
     progress: Progress
@@ -128,7 +198,7 @@ class SessionState:
     agent_ids: set[str | None]
     #: When the last run held the agent files back for want of the session's first row, the
     #: size and time of the session's files then (``[size, mtime]`` by path): they are held
-    #: back until one of them changes. ``True`` in a ledger written before (held back once).
+    #: back until one of them changes. ``True``: held back once, the sizes not kept.
     waited: dict[str, Any] | bool | None
     #: Where a root known only from its agents' files was stopped (their last row), by the
     #: last run or this one (:mod:`.claude_fileless`); ``None`` once its own file speaks.
@@ -139,7 +209,7 @@ class SessionState:
 
     # -- observations ---------------------------------------------------------------------------
 
-    def _emit(
+    def _observe_at_row(
         self,
         file: FileState,
         offset: int,
@@ -162,9 +232,16 @@ class SessionState:
         not the one they are sorted by (``at``, the row's): only with ``key_suffix``."""
         if not facts:
             return
-        when = at or parse_time(row.get("timestamp")) or file.at or _mtime(file.found)
+        when = at or parse_time(row.get("timestamp")) or file.at or _mtime_as_time(file.found)
         if not key_suffix:
-            facts = self._started_at_calls(file, offset, row, requester, root, facts, when)
+            # A child named for the first time that has no file of its own (known only from
+            # its call's result) is observed apart, at its spawn call's time: it started then.
+            early, facts = self.spawns.started_at_calls(facts, when, self.agent_ids)
+            for identified, started in early:
+                suffix = f"start:{identified.child}"
+                self._observe_at_row(
+                    file, offset, row, requester, root, [identified], at=started, key_suffix=suffix
+                )
             if not facts:
                 return
         if file.first_at is None:
@@ -172,12 +249,12 @@ class SessionState:
         if not key_suffix and (file.latest is None or when > file.latest):
             file.latest = when
         for fact in facts:
-            self._note(file, fact, when)
+            self._note_fact(file, fact, when)
         index = file.emitted.get(offset) if not key_suffix else None
         if index is not None:
             when, rank, place, earlier = self.timed[index]
-            merged = _merge(earlier.facts, facts)
-            self.timed[index] = (when, rank, place, with_facts(earlier, merged))
+            merged = _merge_row_facts(earlier.facts, facts)
+            self.timed[index] = (when, rank, place, replace(earlier, facts=merged))
             return
         try:
             key = payload_key(row)
@@ -201,26 +278,7 @@ class SessionState:
             file.emitted[offset] = len(self.timed)
         self.timed.append((when, file.rank, offset + 1 if last else offset, observation))
 
-    def _started_at_calls(
-        self,
-        file: FileState,
-        offset: int,
-        row: dict[str, Any],
-        requester: str,
-        root: str | None,
-        facts: list[Fact],
-        when: datetime,
-    ) -> list[Fact]:
-        """``facts`` without those naming, for the first time, a child that has no file of
-        its own (known only from its call's result): each is observed apart, at its spawn
-        call's time, when the child started."""
-        early, rest = self.spawns.started_at_calls(facts, when, self.agent_ids)
-        for fact, at in early:
-            suffix = f"start:{fact.child}"
-            self._emit(file, offset, row, requester, root, [fact], at=at, key_suffix=suffix)
-        return rest
-
-    def _note(self, file: FileState | None, fact: Fact, when: datetime) -> None:
+    def _note_fact(self, file: FileState | None, fact: Fact, when: datetime) -> None:
         """Remember which conversations this file placed (``--reconcile`` deletes them when
         their file is gone), which spawn calls were made when and by whom, which spawn key
         named which child under which parent (:attr:`spawns`), and which background agents
@@ -235,26 +293,12 @@ class SessionState:
             self.background.discard(fact.conversation)
 
 
-def _mtime(found: Found) -> datetime:
+def _mtime_as_time(found: Found) -> datetime:
     return datetime.fromtimestamp(found.mtime / 1e9, tz=UTC)
 
 
-def _merge(earlier: tuple[Fact, ...], later: list[Fact]) -> tuple[Fact, ...]:
+def _merge_row_facts(earlier: tuple[Fact, ...], later: list[Fact]) -> tuple[Fact, ...]:
     """Facts of one row gathered in two passes: acting first, stopping last."""
     acts = [f for f in later if isinstance(f, Acted) and f not in earlier]
     rest = [f for f in later if not isinstance(f, Acted) and f not in earlier]
     return (*acts, *earlier, *rest)
-
-
-def with_facts(
-    observation: Observation, facts: tuple[Fact, ...], key: str | None = None
-) -> Observation:
-    return Observation(
-        host=observation.host,
-        requester=observation.requester,
-        key=observation.key if key is None else key,
-        facts=facts,
-        root=observation.root,
-        workspace=observation.workspace,
-        at=observation.at,
-    )

@@ -37,7 +37,8 @@ from lineage_es.hosts.codex import HOST
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
-    from lineage_es.importers.ledger import Ledger, Timed
+    from lineage_es.importers.driver import Timed
+    from lineage_es.importers.ledger import Ledger
 
 Later = list[list[str]]
 
@@ -65,12 +66,16 @@ class GoesOn:
 
 
 @dataclass
-class _Tree:
+class _TreeStops:
+    """The provisional stops kept for one root's tree (``own`` and ``ended``, as above), and
+    whether this run changed them."""
+
     own: dict[str, list[Any]] = field(default_factory=dict)
     ended: list[Any] | None = None
     changed: bool = False
 
     def state(self) -> dict[str, Any]:
+        """What the ledger keeps of them (``{}``: nothing is in place)."""
         if not self.own and self.ended is None:
             return {}
         return {"own": self.own, "ended": self.ended}
@@ -81,19 +86,20 @@ class Carry:
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
-        self.trees: dict[str, _Tree] = {}
+        self.trees: dict[str, _TreeStops] = {}
         #: The observations :meth:`go_on` made: what they observe again is noted already.
         self.again: set[int] = set()
         #: What this run's rows did to the threads that go on, as (time, kind) by thread.
         self.steps: dict[str, list[tuple[datetime, str]]] = {}
 
-    def tree(self, root: str) -> _Tree:
+    def tree(self, root: str) -> _TreeStops:
+        """The stops kept for ``root``'s tree, loaded from the ledger on first use."""
         tree = self.trees.get(root)
         if tree is None:
             state = self.ledger.group(f"carry:{root}")
             own = state.get("own")
             ended = state.get("ended")
-            tree = _Tree(own=_load_own(own), ended=_load_ended(ended))
+            tree = _TreeStops(own=_load_own(own), ended=_load_ended(ended))
             self.trees[root] = tree
         return tree
 
@@ -131,18 +137,18 @@ class Carry:
                     # A thread resumed since by another file's row stands live: stopped first,
                     # so that it is journaled live from the root's stop on.
                     facts.extend((Stopped(conversation=child), Resumed(child)))
-                timed.append(self._timed(item, item.thread, when, facts, "resume"))
+                timed.append(self._observed(item, item.thread, when, facts, "resume"))
                 for child, steps in sorted(children.items()):
-                    timed.extend(self._again(item, tree, child, steps, going))
+                    timed.extend(self._observe_again(item, tree, child, steps, going))
             elif own is not None:  # otherwise its file's end stopped nothing (it stood stopped)
                 facts.insert(0, Stopped(conversation=item.thread))
-                timed.append(self._timed(item, item.thread, when, facts, "resume"))
-                timed.extend(self._again(item, tree, item.thread, later, going))
+                timed.append(self._observed(item, item.thread, when, facts, "resume"))
+                timed.extend(self._observe_again(item, tree, item.thread, later, going))
         self.again = {id(observation) for *_, observation in timed}
         return timed
 
-    def _again(
-        self, item: GoesOn, tree: _Tree, thread: str, later: Later, going: set[tuple[str, str]]
+    def _observe_again(
+        self, item: GoesOn, tree: _TreeStops, thread: str, later: Later, going: set[tuple[str, str]]
     ) -> list[Timed]:
         """What happened to ``thread`` after its stop, observed again in order."""
         timed: list[Timed] = []
@@ -158,7 +164,7 @@ class Carry:
                 ended = tree.ended
                 if ended is None or parse_time(ended[0]) != at:
                     continue  # the root's stop was taken back
-                if not self._live(thread, later[:number], at):
+                if not self._live_at(thread, later[:number], at):
                     continue  # stopped again before it: the root's stop found it stopped
                 ended[1].setdefault(thread, [])
                 # It would have stopped there: what it did after goes on with the root's stop.
@@ -169,10 +175,10 @@ class Carry:
                 if kind == "act"
                 else Stopped(conversation=thread, provisional=kind in ("own", "root"))
             )
-            timed.append(self._timed(item, thread, at, [fact], f"again:{thread}:{number}"))
+            timed.append(self._observed(item, thread, at, [fact], f"again:{thread}:{number}"))
         return timed
 
-    def _live(self, thread: str, before: Later, at: datetime) -> bool:
+    def _live_at(self, thread: str, before: Later, at: datetime) -> bool:
         """Whether ``thread``, taken on again, is live at ``at`` by what happened to it
         since (the steps noted before, and its rows read by this run), in time order."""
         noted = [(parse_time(t), k) for t, k in before if k in ("act", "stop")]
@@ -183,7 +189,7 @@ class Carry:
         return not steps or steps[-1][1] == "act"
 
     @staticmethod
-    def _timed(item: GoesOn, thread: str, at: datetime, facts: list[Fact], suffix: str) -> Timed:
+    def _observed(item: GoesOn, thread: str, at: datetime, facts: list[Fact], suffix: str) -> Timed:
         observation = Observation(
             host=HOST,
             requester=thread,
@@ -231,14 +237,14 @@ class Carry:
                     and fact.provisional
                 ):
                     stopped = journaled.get(observation.key, set())
-                    self._stopped(tree, stop, when.isoformat(), stopped, observation)
+                    self._keep_stop(tree, stop, when.isoformat(), stopped, observation)
                 elif isinstance(fact, Acted | Resumed):
-                    self._step(tree, fact.conversation, when, "act")
+                    self._note_step(tree, fact.conversation, when, "act")
                 elif isinstance(fact, Stopped) and fact.conversation is not None:
-                    self._step(tree, fact.conversation, when, "stop")
+                    self._note_step(tree, fact.conversation, when, "stop")
 
-    def _stopped(
-        self, tree: _Tree, stop: Stop, time: str, stopped: set[str], observation: Observation
+    def _keep_stop(
+        self, tree: _TreeStops, stop: Stop, time: str, stopped: set[str], observation: Observation
     ) -> None:
         """Keep the provisional stop ``stop`` (``stopped``: what it stopped, as journaled)."""
         tree.changed = True
@@ -263,7 +269,7 @@ class Carry:
         tree.own[stop.thread] = [time, []]
 
     @staticmethod
-    def _step(tree: _Tree, thread: str, when: datetime, kind: str) -> None:
+    def _note_step(tree: _TreeStops, thread: str, when: datetime, kind: str) -> None:
         """Note what happened to ``thread`` at ``when``, after a provisional stop of its own
         or its root's still in place (kept as ``when.isoformat()``)."""
         own = tree.own.get(thread)
@@ -276,6 +282,7 @@ class Carry:
             tree.changed = True
 
     def save(self) -> None:
+        """Put the trees this run changed into the ledger (saved with it)."""
         for root, tree in self.trees.items():
             if tree.changed:
                 self.ledger.put_group(f"carry:{root}", tree.state())

@@ -17,7 +17,8 @@ parent's spawn comes before the child's own header, whichever file holds them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,19 +31,8 @@ from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.codex import HOST
 from lineage_es.hosts.codex_rollout import RolloutReader, RolloutThread
 from lineage_es.importers.codex_carryover import Carry, GoesOn, Stop
-from lineage_es.importers.ledger import (
-    SILENT,
-    Found,
-    ImportReport,
-    Ledger,
-    Progress,
-    Timed,
-    count_gone,
-    feed,
-    history_folder,
-    reconcile,
-    walk,
-)
+from lineage_es.importers.driver import Batch, ImportRun, Plan, Timed, import_history
+from lineage_es.importers.ledger import Ledger, tail_before
 from lineage_es.importers.lines import (
     BAD_FIELDS,
     CORRUPT,
@@ -58,6 +48,8 @@ from lineage_es.importers.lines import (
     open_binary,
     read_lines,
 )
+from lineage_es.importers.report import SILENT, ImportReport, Progress
+from lineage_es.importers.walk import Found, history_folder
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
@@ -83,8 +75,8 @@ _EVENTS = (b'"sub_agent_activity"', b'"collab_agent_spawn_end"', b'"collab_close
 #: A child's turn ends (they stop it until its next row).
 _TURN_ENDS = (b'"task_complete"', b'"turn_aborted"')
 _CALLS = (b"spawn_agent", b"close_agent", b"resume_agent")
-_HEAD = 256
-_TYPE = re.compile(rb'"type":"([^"]*)"')
+_HEAD_BYTES = 256
+_TYPE_FIELD = re.compile(rb'"type":"([^"]*)"')
 _CONTINUATION = re.compile(
     r".*-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})_[^/]+"
     r"\.jsonl(\.zst)?"
@@ -103,52 +95,68 @@ def import_codex(
     since the last import into ``engine``; with ``reconcile_gone``, delete (as ``gc``) the
     threads whose rollout files are gone."""
     root = history_folder(folder, DEFAULT_FOLDER)
-    report = ImportReport(HOST, str(root))
-    found = list(walk(root, lambda name: name.endswith((".jsonl", ".jsonl.zst")), report=report))
-    report.files = len(found)
-    ledger = Ledger(engine, HOST, root)
+    return import_history(
+        engine,
+        HOST,
+        root,
+        _plan_rollouts,
+        wanted=_is_rollout,
+        reconcile_gone=reconcile_gone,
+        moved_to=_archive_beside(root) if reconcile_gone else (),
+        progress=progress,
+        max_file_bytes=max_file_bytes,
+    )
+
+
+def _is_rollout(name: str) -> bool:
+    return name.endswith((".jsonl", ".jsonl.zst"))
+
+
+def _archive_beside(root: Path) -> list[Path]:
+    """Where Codex moves an archived thread's rollout, flat: ``archived_sessions`` beside
+    ``sessions`` (a move there is no delete, imported from there yet or not)."""
+    archive = root.parent / ARCHIVE_FOLDER
+    return [archive] if root.name == "sessions" and archive.is_dir() else []
+
+
+def _plan_rollouts(run: ImportRun, found: list[Found]) -> Plan:
+    """Read the rollouts that changed, continuations after the files they continue and
+    otherwise in name (creation) order, as one batch."""
+    ledger = run.ledger
     changed = [f for f in found if not ledger.unchanged(f)]
-    report.unchanged = len(found) - len(changed)
-    # Continuations after the files they continue; otherwise in name (creation) order.
-    changed.sort(key=lambda f: (_continued(f) is not None, f.rel))
-    progress.begin(sum(f.size - _offset(ledger, f) for f in changed))
+    changed.sort(key=lambda f: (_continued_thread(f) is not None, f.rel))
+    total = sum(
+        f.size - ledger.resume_offset(f, resumable=not f.rel.endswith(".zst")) for f in changed
+    )
+    return Plan(total, _read_rollouts(run, changed))
+
+
+def _read_rollouts(run: ImportRun, changed: list[Found]) -> Iterator[Batch]:
+    """Every changed rollout read, with what the carryover takes on again, as one batch; once
+    it is journaled, the carryover notes what it stopped and keeps that in the ledger."""
+    ledger, report = run.ledger, run.report
     timed: list[Timed] = []
     stops: list[Stop] = []
     going: list[GoesOn] = []
     for rank, item in enumerate(changed):
-        if item.size > max_file_bytes:
+        if item.size > run.max_file_bytes:
             report.skipped[TOO_LARGE] += 1
             continue
         rollout = _Rollout(ledger, report, item, rank)
-        timed.extend(rollout.read(progress))
+        timed.extend(rollout.read(run.progress))
         stops.extend(rollout.stops)
         going.extend(rollout.going)
     carry = Carry(ledger)
     timed.extend(carry.go_on(going, timed))
-    before = engine.position()
-    feed(engine, timed, report)
-    carry.note(engine, before, timed, stops)
-    carry.save()
-    ledger.save()
-    present = {f.rel for f in found}
-    count_gone(ledger, present, report)
-    if reconcile_gone:
-        # Codex archives a thread by moving its rollout, flat, to ``archived_sessions``
-        # beside ``sessions``: there it is no delete, imported from there yet or not.
-        archive = root.parent / ARCHIVE_FOLDER
-        moved_to = [archive] if root.name == "sessions" and archive.is_dir() else []
-        reconcile(engine, ledger, present, report, moved_to=moved_to)
-    return report
+
+    def journaled(before: int) -> None:
+        carry.note(run.engine, before, timed, stops)
+        carry.save()
+
+    yield Batch(timed, journaled)
 
 
-def _offset(ledger: Ledger, found: Found) -> int:
-    """Where reading ``found`` will start (for the progress bar's length)."""
-    entry = ledger.entry(found.rel)
-    offset = int(entry.get("offset", 0)) if entry and not found.rel.endswith(".zst") else 0
-    return offset if offset <= found.size else 0
-
-
-def _continued(found: Found) -> str | None:
+def _continued_thread(found: Found) -> str | None:
     """The thread a continuation file carries on (``…-<threadId>_<rolloutId>.jsonl``)."""
     match = _CONTINUATION.fullmatch(found.rel.rsplit("/", 1)[-1])
     return match.group(1) if match else None
@@ -180,15 +188,17 @@ class _Rollout:
         if entry and (compressed or self._rewritten(entry)):
             entry = {}  # a compressed file is read again whole: it cannot be resumed inside
         self.reader = RolloutReader(found.path)
-        thread = _continued(found)
+        thread = _continued_thread(found)
         if entry:
             self.reader.restore(entry.get("state") or {})
         elif thread is not None:
-            self.reader.restore(self.ledger.group(f"thread:{thread}") or _bare(thread))
+            self.reader.restore(
+                self.ledger.group(f"thread:{thread}") or _unread_continuation_state(thread)
+            )
         self.owns = set(entry.get("owns") or ())
         start = int(entry.get("offset", 0))
         # After a turn's end, the next row resumes the thread at its own time; an entry
-        # older than that flag resumed it at its next row whatever stopped it.
+        # without the flag resumes it at its next row, whatever stopped it.
         self.resume = bool(entry.get("resume", True)) if entry else thread is not None
         #: When the file's last row read stopped its thread only because the file ended.
         self.stop: str | None = entry.get("stop") if entry else None
@@ -213,18 +223,20 @@ class _Rollout:
                     if raw and raw.strip():
                         if self.loose is None:
                             self.loose = b'"type":"' not in raw
-                        timed_row = b'"timestamp"' in raw[:_HEAD]
+                        timed_row = b'"timestamp"' in raw[:_HEAD_BYTES]
                         if timed_row and self.stop is not None:
-                            self._goes_on(raw, here)
+                            self._take_thread_on(raw, here)
                         self.bad = False
-                        if self._wanted(raw):
-                            self._line(number, raw, skips)
+                        if self._may_carry_fact(raw):
+                            self._parse_line(number, raw, skips)
                         else:
                             self.reader.in_header = False
                         if timed_row and not self.bad:
                             self.prior, self.last = self.last, (here, number, raw)
                 cut = compressed and damaged(stream)
-                self._last_row(self.reader.thread, self.reader.delegation, number, final=True)
+                self._stop_at_last_row(
+                    self.reader.thread, self.reader.delegation, number, final=True
+                )
         except OSError:
             skips[UNREADABLE] += 1
             return []
@@ -241,7 +253,7 @@ class _Rollout:
         if isinstance(tid, str):
             self.owns.add(tid)
             self.ledger.put_group(f"thread:{tid}", state)
-        check = b"" if compressed else _tail(path, offset)
+        check = b"" if compressed else tail_before(found.path, offset) or b""
         self.ledger.put(
             found.rel,
             {
@@ -260,7 +272,7 @@ class _Rollout:
         )
         return self.timed
 
-    def _goes_on(self, raw: bytes, here: int) -> None:
+    def _take_thread_on(self, raw: bytes, here: int) -> None:
         """The file goes on after the row where the last import stopped its thread (the
         file had only ended there): the carryover takes the thread on from that moment."""
         stop, self.stop = parse_time(self.stop), None
@@ -281,19 +293,19 @@ class _Rollout:
         if self.found.size < offset:
             return True
         check = bytes.fromhex(entry.get("check") or "")
-        return bool(check) and _tail(Path(self.found.path), offset) != check
+        return bool(check) and tail_before(self.found.path, offset) != check
 
-    def _wanted(self, raw: bytes) -> bool:
+    def _may_carry_fact(self, raw: bytes) -> bool:
         """Whether a line can carry a lineage fact, judged from its first bytes."""
         reader = self.reader
         thread = reader.thread
         if thread is None or thread.copying or self.resume or self.loose:
             return True
-        head = raw[:_HEAD]
-        kind = _TYPE.search(head)
-        if kind is None or kind.group(1) not in _ROW_TYPES or not _whole(raw):
+        head = raw[:_HEAD_BYTES]
+        kind = _TYPE_FIELD.search(head)
+        if kind is None or kind.group(1) not in _ROW_TYPES or not _looks_whole_row(raw):
             # Not a row of a known type, or not a whole one: parsed, to count it by its fault.
-            self._line(0, raw, self.report.skipped, observe=False)
+            self._parse_line(0, raw, self.report.skipped, observe=False)
             return False
         kind_name = kind.group(1)
         if kind_name == b"session_meta":
@@ -312,7 +324,7 @@ class _Rollout:
             return any(event in head for event in _EVENTS)
         return False
 
-    def _line(self, number: int, raw: bytes, skips: Skips, *, observe: bool = True) -> None:
+    def _parse_line(self, number: int, raw: bytes, skips: Skips, *, observe: bool = True) -> None:
         """Parse a line and, unless it is bad (counted in ``skips`` by its fault), observe
         it; with ``observe`` false, only count it when it is bad."""
         try:
@@ -338,7 +350,7 @@ class _Rollout:
             return
         if before is not None and self.reader.thread is not before:
             # Two rollouts in one file (as recorders keep them): the first ends here.
-            self._last_row(before, delegation, number)
+            self._stop_at_last_row(before, delegation, number)
             self.last = self.prior = None  # the next one's rows are its own
         if observation is None:
             if not self.reader.delegation:
@@ -349,11 +361,11 @@ class _Rollout:
         if not (header or self.resume or any(not isinstance(f, Acted) for f in facts)):
             return
         self.resume = False
-        self._emit(number, observation)
+        self._add_observation(number, observation)
         if Stopped(conversation=observation.requester) in facts:
             self.resume = True  # a child's turn ended: its next row, if any, resumes it
 
-    def _last_row(
+    def _stop_at_last_row(
         self, thread: RolloutThread | None, delegation: bool, number: int, *, final: bool = False
     ) -> None:
         """A thread's last row stops it (a resumed thread's next row starts it again); a
@@ -366,31 +378,31 @@ class _Rollout:
             return
         # Where the file holds nothing more yet, its end is no stop the host stated.
         stop = Stopped(conversation=thread.id, provisional=final)
-        found = self._last_good()
+        found = self._last_good_row()
         if found is not None:
             number, row, at = found
             index = self.emitted.get(number)
             if index is not None:
                 when, rank, line, earlier = self.timed[index]
-                if any(_stops(fact, thread.id) for fact in earlier.facts):
+                if any(_stops_thread(fact, thread.id) for fact in earlier.facts):
                     return  # stopped by the row itself (a child's turn end): no file end stops it
-                observation = _with(earlier, (*earlier.facts, stop))
+                observation = replace(earlier, facts=(*earlier.facts, stop))
                 self.timed[index] = (when, rank, line, observation)
             else:
-                observation = self._stopping(thread, payload_key(row), stop, at)
-                self._emit(number, observation)
+                observation = self._stop_observation(thread, payload_key(row), stop, at)
+                self._add_observation(number, observation)
         else:
             going = next((g for g in self.going if g.thread == thread.id), None)
             if going is None:
                 return
             at = going.stop
-            observation = self._stopping(thread, f"{going.key}:stop", stop, at)
+            observation = self._stop_observation(thread, f"{going.key}:stop", stop, at)
             self.timed.append((at, self.rank, number, observation))  # after the take-back
         if final:
             self.stop = at.isoformat()
             self.stops.append(Stop(thread.id, thread.root or thread.id, at, observation))
 
-    def _last_good(self) -> tuple[int, dict[str, Any], datetime] | None:
+    def _last_good_row(self) -> tuple[int, dict[str, Any], datetime] | None:
         """The thread's last timed row that parses, with its line number and time. A line
         taken for a whole row unparsed (torn just where it closed an object) is counted and
         passed over for the one before it."""
@@ -408,7 +420,7 @@ class _Rollout:
                 return number, row, at
         return None
 
-    def _stopping(
+    def _stop_observation(
         self, thread: RolloutThread, key: str, stop: Stopped, at: datetime
     ) -> Observation:
         """An observation of ``thread`` stopping it alone (no other fact came from its row)."""
@@ -422,7 +434,7 @@ class _Rollout:
             at=at,
         )
 
-    def _emit(self, number: int, observation: Observation) -> None:
+    def _add_observation(self, number: int, observation: Observation) -> None:
         for fact in observation.facts:
             if isinstance(fact, RootSeen):
                 self.roots.add(fact.conversation)
@@ -435,41 +447,17 @@ class _Rollout:
         self.timed.append((when, self.rank, number, observation))
 
 
-def _stops(fact: Fact, thread: str) -> bool:
+def _stops_thread(fact: Fact, thread: str) -> bool:
     return isinstance(fact, Stopped) and fact.conversation == thread
 
 
-def _whole(raw: bytes) -> bool:
+def _looks_whole_row(raw: bytes) -> bool:
     """Whether a line looks like one whole row, judged without parsing it: it ends its
     object, and no second row begins inside it (a line torn off where the next write went
     on). A nested object keyed ``timestamp`` looks like the latter; parsing settles it."""
     return raw.endswith((b"}\n", b"}", b"}\r\n")) and raw.find(b'{"timestamp"', 1) < 0
 
 
-def _bare(thread: str) -> dict[str, Any]:
+def _unread_continuation_state(thread: str) -> dict[str, Any]:
     """A continuation of a thread no earlier import read: its rows still act for it."""
     return {"thread": {"id": thread}, "delegation": True, "in_header": False}
-
-
-def _tail(path: Path, offset: int) -> bytes:
-    """The bytes just before ``offset``: they tell an appended file from a replaced one."""
-    if offset <= 0:
-        return b""
-    try:
-        with path.open("rb") as stream:
-            stream.seek(max(0, offset - 32))
-            return stream.read(min(32, offset))
-    except OSError:
-        return b""
-
-
-def _with(observation: Observation, facts: tuple[Fact, ...]) -> Observation:
-    return Observation(
-        host=observation.host,
-        requester=observation.requester,
-        key=observation.key,
-        facts=facts,
-        root=observation.root,
-        workspace=observation.workspace,
-        at=observation.at,
-    )

@@ -60,9 +60,9 @@ def in_order(work: Callable[[int], R], sizes: Sequence[int], workers: int) -> It
         try:
             for worker in range(workers):
                 mine = [task for task, owner in enumerate(owners) if owner == worker]
-                children.append(_start(work, mine, children))
+                children.append(_start_worker(work, mine, children))
         except OSError:
-            _stop(children)
+            _stop_workers(children)
             children.clear()
         finally:
             gc.unfreeze()
@@ -71,18 +71,18 @@ def in_order(work: Callable[[int], R], sizes: Sequence[int], workers: int) -> It
                 yield work(task)
             return
         for owner in owners:
-            yield cast(R, _receive(children[owner][1]))
+            yield cast(R, _receive_result(children[owner][1]))
     finally:
-        _stop(children)
+        _stop_workers(children)
 
 
-def _start(
+def _start_worker(
     work: Callable[[int], R], tasks: list[int], running: list[tuple[int, IO[bytes]]]
 ) -> tuple[int, IO[bytes]]:
     """A worker doing ``tasks``, and the pipe it answers on."""
     read_end, write_end = os.pipe()
     try:
-        _widen(write_end)
+        _widen_pipe(write_end)
         pid = os.fork()
     except OSError:
         os.close(read_end)
@@ -92,12 +92,13 @@ def _start(
         os.close(read_end)
         for _, stream in running:
             os.close(stream.fileno())
-        _child(work, tasks, write_end)
+        _run_worker(work, tasks, write_end)
     os.close(write_end)
     return pid, os.fdopen(read_end, "rb")
 
 
-def _stop(children: list[tuple[int, IO[bytes]]]) -> None:
+def _stop_workers(children: list[tuple[int, IO[bytes]]]) -> None:
+    """Close each worker's pipe, end it and reap it (none is left a zombie)."""
     for pid, stream in children:
         stream.close()  # a worker still writing gets a broken pipe and leaves
         with contextlib.suppress(ProcessLookupError):
@@ -105,7 +106,7 @@ def _stop(children: list[tuple[int, IO[bytes]]]) -> None:
         os.waitpid(pid, 0)
 
 
-def _widen(fd: int) -> None:
+def _widen_pipe(fd: int) -> None:
     try:
         import fcntl
 
@@ -114,7 +115,9 @@ def _widen(fd: int) -> None:
         pass  # the system's default size works, with more waiting
 
 
-def _child(work: Callable[[int], R], tasks: list[int], fd: int) -> NoReturn:
+def _run_worker(work: Callable[[int], R], tasks: list[int], fd: int) -> NoReturn:
+    """In the forked child: do ``tasks`` in order, sending each result (or the first
+    exception, then stop) down ``fd``; leave with ``os._exit``, running no finalizer."""
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -123,7 +126,7 @@ def _child(work: Callable[[int], R], tasks: list[int], fd: int) -> NoReturn:
                 try:
                     tag, blob = b"R", pickle.dumps(work(task), protocol=pickle.HIGHEST_PROTOCOL)
                 except BaseException as exc:
-                    tag, blob, code = b"E", _pickled(exc), 1
+                    tag, blob, code = b"E", _pickled_exception(exc), 1
                 out.write(_HEADER.pack(tag, len(blob)))
                 out.write(blob)
                 if code:
@@ -134,7 +137,7 @@ def _child(work: Callable[[int], R], tasks: list[int], fd: int) -> NoReturn:
         os._exit(code)
 
 
-def _pickled(exc: BaseException) -> bytes:
+def _pickled_exception(exc: BaseException) -> bytes:
     """``exc`` as the parent will raise it, with the worker's traceback as a note."""
     exc.add_note("in a forked reading process:\n" + "".join(traceback.format_exception(exc)))
     try:
@@ -147,7 +150,9 @@ def _pickled(exc: BaseException) -> bytes:
     return blob
 
 
-def _receive(stream: IO[bytes]) -> object:
+def _receive_result(stream: IO[bytes]) -> object:
+    """The next result a worker sent; its exception raised here; :class:`LineageError` when
+    the worker ended before sending it."""
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
         raise LineageError("a reading process ended before it was done (killed?)")

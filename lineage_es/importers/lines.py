@@ -98,13 +98,13 @@ class _Frames(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         while self._out_pos >= len(self._out) and not self._done:
-            self._step()
+            self._decompress_step()
         size = min(len(buffer), len(self._out) - self._out_pos)
         buffer[:size] = memoryview(self._out)[self._out_pos : self._out_pos + size]
         self._out_pos += size
         return size
 
-    def _step(self) -> None:
+    def _decompress_step(self) -> None:
         if self._in_pos >= len(self._input):
             self._input, self._in_pos = self._raw.read(_CHUNK), 0
             if not self._input:
@@ -223,7 +223,7 @@ class Chunks:
         for base, data, start, stop in reversed(self._tail):
             yield base + start, data[start:stop]
 
-    def _left(self) -> int | None:
+    def _bytes_left(self) -> int | None:
         """How many bytes the file holds after the offset, when the stream is a file."""
         try:
             return os.fstat(self.stream.fileno()).st_size - self.end
@@ -235,7 +235,7 @@ class Chunks:
         skipping = 0  # > 0 while discarding an overlong line: the bytes discarded so far
         limit = MAX_LINE_BYTES
         size = min(REGION_BYTES, limit)
-        left = self._left()
+        left = self._bytes_left()
         while True:
             # Ask for no more than the file holds: a read allocates what it is asked for,
             # and most files are far smaller than a region. A file that grew since is read on
