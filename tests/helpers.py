@@ -58,7 +58,7 @@ class Feed:
             workspace=workspace,
             at=EPOCH + timedelta(seconds=tick),
         )
-        return self.engine.observe_observation(observation)
+        return self.engine.observe(observation.host, observation)
 
     # Claude-shaped steps: every payload names its root.
     def root(self, root: str) -> AgentLineage | None:

@@ -261,7 +261,7 @@ def test_child_without_a_file_is_live_from_its_call_to_its_result(tmp_path: Path
     )
     with open_engine("memory://") as engine:
         for observation in observations(path):
-            engine.observe_observation(observation)
+            engine.observe(observation.host, observation)
         (child,) = [m for m in engine.family(SESSION) if m.conversation != SESSION]
     assert (child.conversation, child.resolution) == (CHILD, "transcript")
     assert datetime.fromisoformat(child.started_at) == at(2)
@@ -411,7 +411,7 @@ def test_inline_child_is_placed_with_resolution_transcript(tmp_path: Path) -> No
     path = session_file(tmp_path, [prompt(1, "u1"), spawn, inline(3, "s1", "p", None)])
     with open_engine("memory://") as engine:
         for observation in observations(path):
-            engine.observe_observation(observation)
+            engine.observe(observation.host, observation)
         (child,) = [m for m in engine.family(SESSION) if m.conversation != SESSION]
     assert child.resolution == "transcript"
 
@@ -653,7 +653,7 @@ def test_parallel_agent_files_keep_their_own_calls_agent_types(tmp_path: Path) -
     agent_file(tmp_path, BBB, "prompt B", 11, 56)
     with open_engine("memory://") as engine:
         for observation in observations(two_calls(tmp_path)):
-            engine.observe_observation(observation)
+            engine.observe(observation.host, observation)
         family = {m.conversation: m for m in engine.family(SESSION)}
     types = {c: m.subagent.type if m.subagent else None for c, m in family.items() if c != SESSION}
     assert types == {AAA: "code-reviewer", BBB: "Explore"}
@@ -1009,7 +1009,7 @@ def assert_ingest_agrees_with_import(folder: Path, mains: list[Path]) -> None:
         roots: set[str] = set()
         for main in mains:
             for observation in observations(main):
-                ingested.observe_observation(observation)
+                ingested.observe(observation.host, observation)
                 roots.update(f.conversation for f in observation.facts if isinstance(f, RootSeen))
         assert nodes(ingested, roots) == nodes(imported, roots)
 

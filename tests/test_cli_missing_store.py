@@ -12,7 +12,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from lineage_es.cli.main import main, open_store
+from lineage_es.cli.common import open_store
+from lineage_es.cli.main import main
 from lineage_es.engine.engine import open_engine
 from lineage_es.journal import export_journal
 

@@ -444,7 +444,7 @@ def test_a_spawn_and_its_result_place_the_child_under_the_spawner(tmp_path: Path
     with open_engine("memory://") as engine:
         for row in read_rollout(path):
             if row.observation is not None:
-                engine.observe_observation(row.observation)
+                engine.observe(row.observation.host, row.observation)
         lineage = engine.lineage(C, "codex")
     assert (lineage.parent, lineage.root, lineage.depth) == (P, P, 1)
 
@@ -480,7 +480,7 @@ def test_the_corpus_fork_roots_are_separate_trees_in_the_engine(corpus: Path) ->
     with open_engine("memory://") as engine:
         for row in read_rollout(path):
             if row.observation is not None:
-                engine.observe_observation(row.observation)
+                engine.observe(row.observation.host, row.observation)
         fork = engine.lineage("019e5615-9632-7740-b2cf-3061e4ff06e2", "codex")
     assert (fork.depth, fork.parent) == (0, None)
 

@@ -224,7 +224,7 @@ def ingest(engine: Engine, path: Path) -> list[AgentLineage]:
         elif isinstance(row, McpRow):
             answers.append(engine.resolve(row.host, row.meta))
         elif isinstance(row, ObservationRow) and row.observation is not None:
-            answers.append(engine.observe_observation(row.observation))
+            answers.append(engine.observe(row.observation.host, row.observation))
     return [answer for answer in answers if answer is not None]
 
 

@@ -18,7 +18,8 @@ import orjson
 import pytest
 from eventsourcing.persistence import StoredEvent
 
-from lineage_es.domain.root import RootLineage, root_id
+from lineage_es.domain.ids import root_id
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import ChildIdentified, Observation
 from tests.test_host_codex import ROOT, hook, spawn_call
@@ -121,7 +122,7 @@ def test_the_live_rebuilt_and_past_views_agree_on_the_spawn_a_corrected_child_ho
     state_parent(engine, G, B)
     live = engine.queries.require(G, "codex")
     assert (live.parent, live.spawn_key) == (B, "call_4")
-    past = engine.as_of(position=before).require(G, "codex")
+    past = engine.queries_as_of(position=before).require(G, "codex")
     assert (past.parent, past.spawn_key) == (A, "call_3")
     engine.rebuild()
     rebuilt = engine.queries.require(G, "codex")

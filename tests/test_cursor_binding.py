@@ -408,7 +408,7 @@ def test_as_of_a_time_before_the_undo_the_conversation_is_the_old_roots_child_on
         spawn(engine, "KC", parent="C")
         before = EPOCH + timedelta(seconds=next(ticks) - 0.5)
         undo(engine)
-        rows = engine.as_of(time=before).view.find("C")
+        rows = engine.queries_as_of(time=before).view.find("C")
     assert [(row.root, row.depth) for row in rows] == [(ROOT, 1)]
 
 

@@ -21,7 +21,8 @@ from typing import Any
 
 from eventsourcing.domain import Snapshot
 
-from lineage_es.domain.root import RootLineage, root_id
+from lineage_es.domain.ids import root_id
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, open_engine
 from tests.test_lifetimes import AGENT, SESSION, claude
 

@@ -123,7 +123,7 @@ def test_an_observed_rename_with_a_name_that_is_not_a_str_is_a_payload_error(
         root="R",
     )
     with pytest.raises(PayloadError, match="must be a str"):
-        memory.observe_observation(observation)
+        memory.observe("claude", observation)
     assert memory.position() == 0
 
 
@@ -149,18 +149,18 @@ def test_an_unknown_delete_reason_is_an_invalid_argument(memory: Engine) -> None
         memory.delete("R", ["user"])  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("call", ["observe", "record"])
+@pytest.mark.parametrize("answer", [True, False], ids=["answered", "unanswered"])
 def test_a_payload_time_that_is_not_a_datetime_is_refused_before_it_is_journaled(
-    memory: Engine, call: str
+    memory: Engine, answer: bool
 ) -> None:
     with pytest.raises(InvalidArgument, match="datetime"):
-        getattr(memory, call)("claude", START, at="2020-01-01")
+        memory.observe("claude", START, at="2020-01-01", answer=answer)  # type: ignore[arg-type]
     assert memory.position() == 0
 
 
 def test_observing_something_that_is_not_an_observation_is_refused(memory: Engine) -> None:
     with pytest.raises(InvalidArgument, match="Observation"):
-        memory.observe_observation({"requester": "R"})  # type: ignore[arg-type]
+        memory.observe_many([{"requester": "R"}])  # type: ignore[list-item]
 
 
 def test_an_observation_whose_time_is_not_a_datetime_is_refused(memory: Engine) -> None:
@@ -173,7 +173,7 @@ def test_an_observation_whose_time_is_not_a_datetime_is_refused(memory: Engine) 
         at="2020",  # type: ignore[arg-type]
     )
     with pytest.raises(InvalidArgument, match="datetime"):
-        memory.record_observation(observation)
+        memory.observe("claude", observation, answer=False)
     assert memory.position() == 0
 
 
@@ -209,13 +209,14 @@ def test_time_travel_to_a_time_that_is_not_a_datetime_is_refused(memory: Engine)
 
 PUBLIC_CALLS: list[Any] = [
     pytest.param(lambda e: e.observe("claude", OTHER_START), id="observe"),
-    pytest.param(lambda e: e.record("claude", OTHER_START), id="record"),
+    pytest.param(lambda e: e.observe("claude", OTHER_START, answer=False), id="unanswered"),
     pytest.param(lambda e: e.observe("cursor", IGNORED), id="ignored"),
     pytest.param(
-        lambda e: e.observe_observation(
-            Observation(host="claude", requester="S", key="k", facts=(RootSeen("S"),), root="S")
+        lambda e: e.observe(
+            "claude",
+            Observation(host="claude", requester="S", key="k", facts=(RootSeen("S"),), root="S"),
         ),
-        id="observe_observation",
+        id="observation",
     ),
     pytest.param(lambda e: e.observe_many([]), id="observe_many"),
     pytest.param(lambda e: e.resolve("codex", {"threadId": "T"}), id="resolve"),

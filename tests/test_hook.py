@@ -146,7 +146,7 @@ def test_a_store_held_locked_by_another_process_is_logged_not_waited_for(
         holder.execute("ROLLBACK")
         holder.close()
     assert outcome.error is not None and "locked" in log_text(data_home)
-    assert outcome.stdout == hook.HOST_OUTPUT["claude"]
+    assert outcome.stdout == hook.QUIET_OUTPUT
 
 
 def test_a_payload_past_the_adapters_bound_is_refused_with_the_bound_in_the_log(
@@ -188,7 +188,7 @@ def test_the_hook_checks_and_encodes_a_payload_once(
     store: str, data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     checks: list[object] = []
-    check = base._check
+    check = base._encode_within_bounds
 
     def counted(value: Any, limit: int, max_bytes: int) -> bytes | None:
         checks.append(value)
@@ -197,7 +197,7 @@ def test_the_hook_checks_and_encodes_a_payload_once(
     def encoded_again(*args: object) -> str:
         raise AssertionError("the key was encoded apart from the check")
 
-    monkeypatch.setattr(base, "_check", counted)
+    monkeypatch.setattr(base, "_encode_within_bounds", counted)
     monkeypatch.setattr(base, "payload_key", encoded_again)
     assert run("claude", START, store).error is None
     assert checks == [START]
@@ -289,8 +289,7 @@ def test_an_accepted_payload_is_recorded_before_it_is_journaled(
     def crash(*args: object, **kwargs: object) -> None:
         raise RuntimeError("crashed while journaling")
 
-    monkeypatch.setattr(Engine, "observe_observation", crash)
-    monkeypatch.setattr(Engine, "record_observation", crash)
+    monkeypatch.setattr(Engine, "observe", crash)
     recording = tmp_path / "capture.jsonl"
     outcome = run("claude", START, store, record=recording, answer=answer)
     assert outcome.error == "RuntimeError: crashed while journaling"

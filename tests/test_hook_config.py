@@ -14,7 +14,6 @@ from click.testing import CliRunner
 from lineage_es.cli.main import main
 from lineage_es.engine.engine import open_engine
 from lineage_es.hook_config import (
-    EVENTS,
     MARKER,
     HookConfigError,
     config_path,
@@ -22,6 +21,7 @@ from lineage_es.hook_config import (
     install,
     uninstall,
 )
+from lineage_es.hosts import adapter
 
 HOSTS = ("claude", "codex", "cursor")
 
@@ -88,7 +88,7 @@ def commands(host: str, document: dict[str, object]) -> dict[str, list[str]]:
 def test_install_adds_one_hook_for_every_event_the_adapter_reads(host: str) -> None:
     change = install(host)
     found = commands(host, read(change.path))
-    assert sorted(found) == sorted(EVENTS[host])
+    assert sorted(found) == sorted(adapter(host).hook_events)
     assert all(cmds == [hook_command(host)] for cmds in found.values())
 
 

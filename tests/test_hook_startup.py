@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from lineage_es import hook
-from lineage_es.domain.root import EVENT_CLASSES, LEDGER_TOPICS
+from lineage_es.domain.topics import EVENT_CLASSES, LEDGER_TOPICS
 from lineage_es.engine.engine import open_engine
 from lineage_es.errors import StoreError
 from lineage_es.journal import export_journal, import_journal, verify_journal
@@ -106,7 +106,7 @@ def test_lineage_hook_help_is_clicks() -> None:
 def test_ledger_topics_are_known_without_building_the_ledger() -> None:
     out = python(
         "import sys\n"
-        "from lineage_es.domain.root import EVENT_CLASSES\n"
+        "from lineage_es.domain.topics import EVENT_CLASSES\n"
         "assert 'lineage:ImportLedger.FilesRead' in EVENT_CLASSES\n"
         "assert 'lineage:Nothing.Such' not in EVENT_CLASSES\n"
         "print('lineage_es.domain.ledger' in sys.modules)\n"

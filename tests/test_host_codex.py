@@ -18,8 +18,8 @@ from lineage_es.facts import (
     SpawnRequested,
     Stopped,
 )
-from lineage_es.hosts import detect
 from lineage_es.hosts.codex import CodexAdapter
+from lineage_es.hosts.detect import payload_host as detect
 
 ROOT = "019a0000-0000-7000-8000-0000000000a1"
 CHILD = "019a0000-0000-7000-8000-0000000000b2"

@@ -23,8 +23,8 @@ from lineage_es.facts import (
     SpawnRequested,
     Stopped,
 )
-from lineage_es.hosts import detect
 from lineage_es.hosts.cursor import CursorAdapter, unwrap_fixture
+from lineage_es.hosts.detect import payload_host as detect
 from tests.test_host_codex import HOSTS_CLAUDE, HOSTS_CODEX, HOSTS_CURSOR
 
 CONV = "b3f17b66-e4ba-5fd0-8f3b-dc5b32fc4f8c"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from uuid import NAMESPACE_URL, uuid5
 
-from lineage_es.domain.ledger import ledger_id
-from lineage_es.domain.root import NAMESPACE, index_id, name_id, root_id
+from lineage_es.domain.ids import NAMESPACE, index_id, ledger_id, name_id, root_id
 
 
 def test_the_namespace_is_the_uuid5_of_the_projects_url() -> None:

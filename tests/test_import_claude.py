@@ -19,9 +19,9 @@ from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import InputError
 from lineage_es.importers import ImportReport, import_claude
 from lineage_es.importers import lines as lines_module
-from lineage_es.importers.ledger import NOT_REGULAR, UNREADABLE_FOLDER
+from lineage_es.importers.walk import NOT_REGULAR, UNREADABLE_FOLDER
 from lineage_es.model import Member
-from lineage_es.read.queries import Queries
+from lineage_es.read.answers import TreeReader
 
 SESSION = "5f1c2e4a-0000-4000-8000-000000000001"
 OTHER = "7e2d3f5b-0000-4000-8000-000000000002"
@@ -159,7 +159,7 @@ def clear(s: Session, second: int) -> None:
     s.row(second + 3, "assistant", message=text, sessionId=OTHER)
 
 
-def members(engine: Engine | Queries, root: str = SESSION) -> dict[str, Member]:
+def members(engine: Engine | TreeReader, root: str = SESSION) -> dict[str, Member]:
     return {m.conversation: m for m in engine.family(root)}
 
 
@@ -649,7 +649,7 @@ def test_session_in_a_folder_that_cannot_be_listed_is_not_taken_for_gone(
             raise PermissionError(13, "Permission denied", str(path))
         return real(path)
 
-    monkeypatch.setattr("lineage_es.importers.ledger.os.scandir", scandir)
+    monkeypatch.setattr("lineage_es.importers.walk.os.scandir", scandir)
     report = run(memory, tmp_path, reconcile_gone=True)
     assert (report.skipped, report.gone, report.deleted) == ({UNREADABLE_FOLDER: 1}, 0, [])
     assert members(memory)[SESSION].status != "deleted"

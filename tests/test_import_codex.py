@@ -14,7 +14,7 @@ from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.importers import ImportReport, codex_sessions, import_codex
 from lineage_es.importers import lines as lines_module
 from lineage_es.model import Member
-from lineage_es.read.queries import Queries
+from lineage_es.read.answers import TreeReader
 
 PARENT = "019a0000-0000-7000-8000-0000000000a1"
 CHILD = "019a0000-0000-7000-8000-0000000000b2"
@@ -61,7 +61,7 @@ def rollout(folder: Path, thread: str, *rows: bytes, name: str | None = None) ->
     return path
 
 
-def family(engine: Engine | Queries, root: str = PARENT) -> dict[str, Member]:
+def family(engine: Engine | TreeReader, root: str = PARENT) -> dict[str, Member]:
     return {m.conversation: m for m in engine.family(root)}
 
 

@@ -16,7 +16,7 @@ import pytest
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import UnknownConversation
 from lineage_es.importers import import_claude
-from lineage_es.read.queries import Queries
+from lineage_es.read.answers import TreeReader
 from tests.test_import_claude import AGENT, OTHER, SESSION, Session, at, clear, members
 
 SECONDS = range(0, 12)
@@ -44,7 +44,7 @@ def moments(
     return [_moment(engine.as_of(time=time), roots) for time in times]
 
 
-def _moment(view: Queries, roots: Roots) -> dict[str, tuple[Any, ...]]:
+def _moment(view: TreeReader, roots: Roots) -> dict[str, tuple[Any, ...]]:
     found: dict[str, tuple[Any, ...]] = {}
     for root in roots:
         try:

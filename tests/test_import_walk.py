@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lineage_es.engine.engine import Engine
-from lineage_es.importers import import_codex, ledger
+from lineage_es.importers import import_codex, walk
 from tests.test_import_codex import CHILD, PARENT, family, message, parent_spawning, rollout
 
 FOLDER = "2026/09/03"
@@ -26,7 +26,7 @@ def unlistable(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
             raise PermissionError(13, "Permission denied", str(path))
         return real(path)
 
-    monkeypatch.setattr("lineage_es.importers.ledger.os.scandir", scandir)
+    monkeypatch.setattr("lineage_es.importers.walk.os.scandir", scandir)
 
 
 def test_unreadable_folder_is_counted_as_skipped(
@@ -35,7 +35,7 @@ def test_unreadable_folder_is_counted_as_skipped(
     parent_spawning(tmp_path)
     unlistable(monkeypatch, tmp_path / FOLDER)
     report = import_codex(memory, tmp_path)
-    assert report.skipped == {ledger.UNREADABLE_FOLDER: 1}
+    assert report.skipped == {walk.UNREADABLE_FOLDER: 1}
     assert report.unlisted == {FOLDER}
 
 
@@ -65,7 +65,7 @@ def test_dangling_symbolic_link_is_counted_as_skipped(tmp_path: Path, memory: En
     parent_spawning(tmp_path)
     (tmp_path / FOLDER / f"rollout-x-{CHILD}.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
     report = import_codex(memory, tmp_path)
-    assert report.skipped == {ledger.DANGLING_LINK: 1}
+    assert report.skipped == {walk.DANGLING_LINK: 1}
     assert report.files == report.read == 1
 
 
@@ -83,7 +83,7 @@ def test_fifo_named_like_a_rollout_is_counted_and_never_opened(
     parent_spawning(tmp_path)
     os.mkfifo(tmp_path / FOLDER / f"rollout-x-{CHILD}.jsonl")  # opening it would block
     report = import_codex(memory, tmp_path)
-    assert report.skipped == {ledger.NOT_REGULAR: 1}
+    assert report.skipped == {walk.NOT_REGULAR: 1}
     assert report.files == report.read == 1
 
 
@@ -91,4 +91,4 @@ def test_skipped_entries_are_in_the_summary(tmp_path: Path, memory: Engine) -> N
     parent_spawning(tmp_path)
     os.mkfifo(tmp_path / FOLDER / f"rollout-x-{CHILD}.jsonl")
     summary = import_codex(memory, tmp_path).summary()
-    assert f"skipped 1: {ledger.NOT_REGULAR}" in summary
+    assert f"skipped 1: {walk.NOT_REGULAR}" in summary

@@ -24,10 +24,11 @@ import orjson
 import pytest
 from eventsourcing.persistence import StoredEvent
 
-from lineage_es.domain.root import RootLineage, root_id
+from lineage_es.domain.ids import root_id
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import ChildIdentified, RootSeen
-from lineage_es.read.queries import Queries
+from lineage_es.read.answers import TreeReader
 from tests.helpers import Feed
 from tests.test_import_codex import (
     CHILD,
@@ -54,7 +55,7 @@ CORRECTED = "lineage:RootLineage.EdgeCorrected"
 REJECTED = "lineage:RootLineage.EdgeRejected"
 
 
-def shape(engine: Engine | Queries) -> dict[str, tuple[Any, ...]]:
+def shape(engine: Engine | TreeReader) -> dict[str, tuple[Any, ...]]:
     """What the view says of each node of PARENT's family."""
     return {
         c: (m.parent, m.depth, m.resolution, m.started_at, m.status)

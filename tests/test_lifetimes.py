@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from lineage_es.domain.root import RootLineage, root_id
+from lineage_es.domain.ids import root_id
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import ChildIdentified, ChildStarted
 from tests.helpers import Feed

@@ -16,7 +16,7 @@ from eventsourcing.postgres import PostgresFactory
 
 from lineage_es import hook
 from lineage_es.engine.engine import open_engine
-from lineage_es.stores import _SETUP_LOCK, parse_store_url
+from lineage_es.stores import SETUP_LOCK_CLASS, parse_store_url
 
 
 class Census:
@@ -78,7 +78,7 @@ def test_the_setup_lock_is_released_while_the_view_keeps_its_connection(
     with taken, psycopg.connect(base_url(postgres_url), autocommit=True) as other:
         assert not taken.closed
         locked = other.execute(
-            "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_SETUP_LOCK, schema)
+            "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (SETUP_LOCK_CLASS, schema)
         ).fetchone()
         assert locked == (True,)
 

@@ -15,7 +15,7 @@ from psycopg import sql
 
 from lineage_es.engine.engine import open_engine
 from lineage_es.errors import StoreError
-from lineage_es.stores import _SETUP_LOCK, parse_store_url
+from lineage_es.stores import SETUP_LOCK_CLASS, parse_store_url
 from tests.helpers import Feed
 
 
@@ -31,7 +31,7 @@ def hold_setup_lock(url: str) -> psycopg.Connection[Any]:
     """A connection holding the store's setup lock, as a process creating its tables does."""
     holder = connect(url)
     schema = parse_store_url(url).postgres["schema"]
-    holder.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (_SETUP_LOCK, schema))
+    holder.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (SETUP_LOCK_CLASS, schema))
     return holder
 
 
@@ -153,7 +153,7 @@ def test_an_open_that_waited_while_another_process_created_the_tables_creates_no
         opening = threading.Thread(target=open_and_close)
         opening.start()
         deadline = time.monotonic() + 20
-        while holder.execute(waiting, (_SETUP_LOCK, schema)).fetchone() != (1,):
+        while holder.execute(waiting, (SETUP_LOCK_CLASS, schema)).fetchone() != (1,):
             assert time.monotonic() < deadline, "the open never waited for the setup lock"
             time.sleep(0.02)
         # ... and the lock's holder goes on to create it.

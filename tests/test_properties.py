@@ -15,7 +15,9 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lineage_es.domain.root import DELETED, LIVE, RootLineage, root_id
+from lineage_es.domain.ids import root_id
+from lineage_es.domain.nodes import DELETED, LIVE
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import (
     Acted,
@@ -157,7 +159,7 @@ SETTINGS = examples(60)
 
 def feed(engine: Engine, stream: list[Observation]) -> None:
     for i, observation in enumerate(stream):
-        engine.observe_observation(observation, at=EPOCH + timedelta(seconds=i))
+        engine.observe(observation.host, observation, at=EPOCH + timedelta(seconds=i))
 
 
 def shape(forest: tuple[ForestNode, ...]) -> list[object]:
@@ -317,7 +319,7 @@ def test_observing_in_batches_places_every_node_as_observing_one_by_one(
     ]
     with open_engine("memory://") as one_by_one, open_engine("memory://") as batched:
         for observation in timed:
-            one_by_one.observe_observation(observation)
+            one_by_one.observe(observation.host, observation)
         batched.observe_many(timed, batch=batch)
         assert placements(batched) == placements(one_by_one)
 

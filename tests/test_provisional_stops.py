@@ -23,7 +23,9 @@ from typing import Any
 
 import pytest
 
-from lineage_es.domain.root import RootLineage, root_id, upcast
+from lineage_es.domain.ids import root_id
+from lineage_es.domain.root import RootLineage
+from lineage_es.domain.topics import upcast
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import (
     Acted,
@@ -291,7 +293,8 @@ def test_a_hook_dated_before_an_imports_stop_does_not_resume_it(
 
 
 def feed(engine: Engine, second: float, *facts: Any, requester: str = SESSION) -> None:
-    engine.observe_observation(
+    engine.observe(
+        "claude",
         Observation(
             host="claude",
             requester=requester,
@@ -299,7 +302,7 @@ def feed(engine: Engine, second: float, *facts: Any, requester: str = SESSION) -
             facts=facts,
             root=SESSION,
             at=at(0) + timedelta(seconds=second),
-        )
+        ),
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lineage_es.domain.root import upcast
+from lineage_es.domain.topics import upcast
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import Acted, ChildIdentified, RootSeen, SessionEnded, Stopped
 from lineage_es.journal import export_journal, import_journal

@@ -18,7 +18,8 @@ import orjson
 from eventsourcing.persistence import StoredEvent
 
 from lineage_es import open_engine
-from lineage_es.domain.root import RootLineage, root_id
+from lineage_es.domain.ids import root_id
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine
 from lineage_es.facts import ChildIdentified, Fact
 from lineage_es.read.queries import Queries
@@ -67,8 +68,8 @@ def agrees(late: Engine, early: Engine) -> None:
     late.rebuild()
     assert row(late) == row(early)
     read = EPOCH + timedelta(seconds=3)
-    assert row(late.as_of(time=read)) == row(early.as_of(time=read))
-    waiting = row(late.as_of(time=read - timedelta(seconds=1)))
+    assert row(late.queries_as_of(time=read)) == row(early.queries_as_of(time=read))
+    waiting = row(late.queries_as_of(time=read - timedelta(seconds=1)))
     assert waiting == (None, 1, True, None, None)  # the sidecar alone: placed ambiguous
 
 

@@ -11,7 +11,8 @@ from uuid import UUID
 
 from eventsourcing.application import project_aggregate
 
-from lineage_es.domain.root import RootLineage, root_id
+from lineage_es.domain.ids import root_id
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, LineageApplication, open_engine
 from lineage_es.facts import ChildStarted, Observation, RootSeen
 

@@ -159,11 +159,11 @@ def hold_setup_lock(url: str) -> Any:
     its tables does)."""
     import psycopg
 
-    from lineage_es.stores import _SETUP_LOCK
+    from lineage_es.stores import SETUP_LOCK_CLASS
 
     schema = parse_store_url(url).postgres["schema"]
     holder = psycopg.connect(url.split("?", maxsplit=1)[0], autocommit=True)
-    holder.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (_SETUP_LOCK, schema))
+    holder.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (SETUP_LOCK_CLASS, schema))
     return holder
 
 

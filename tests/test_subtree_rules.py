@@ -17,7 +17,8 @@ from click.testing import CliRunner
 from eventsourcing.persistence import StoredEvent
 
 from lineage_es.cli.main import main
-from lineage_es.domain.root import ConversationIndex, RootLineage
+from lineage_es.domain.index import ConversationIndex
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import (
     ChildIdentified,

@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 
 from lineage_es.engine.engine import Engine
-from lineage_es.read.projection import JournalEvent, Projector
+from lineage_es.read.decoding import JournalEvent
+from lineage_es.read.projection import Projector
 from lineage_es.read.view import MemoryView
 
 

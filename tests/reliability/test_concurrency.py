@@ -18,11 +18,11 @@ import orjson
 import psycopg
 import pytest
 
-from lineage_es.domain.root import root_id
+from lineage_es.domain.ids import root_id
 from lineage_es.engine.engine import open_engine
 from lineage_es.journal import VerifyReport, verify_journal
 from lineage_es.model import ForestNode
-from lineage_es.read.projection import JournalEvent
+from lineage_es.read.decoding import JournalEvent
 from tests.conftest import PG_URL, postgres_reachable
 from tests.reliability.checks import compare, runs_per_key
 from tests.reliability.conftest import Report, Workers

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lineage_es.domain.root import ConversationIndex, RootLineage
+from lineage_es.domain.index import ConversationIndex
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import StoreError
 from lineage_es.follow import SETTLE_DELAYS, Follower

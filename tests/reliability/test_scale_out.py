@@ -16,7 +16,8 @@ from typing import IO, Any
 import orjson
 import pytest
 
-from lineage_es.domain.root import ConversationIndex, RootLineage
+from lineage_es.domain.index import ConversationIndex
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import open_engine
 from tests.reliability.conftest import Report, Workers
 from tests.reliability.pg import drop_listening_connections

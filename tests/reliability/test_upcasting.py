@@ -13,7 +13,9 @@ import orjson
 import pytest
 from eventsourcing.persistence import StoredEvent
 
-from lineage_es.domain.root import ConversationIndex, RootLineage, root_id
+from lineage_es.domain.ids import root_id
+from lineage_es.domain.index import ConversationIndex
+from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.journal import FORMAT, VERSION, export_journal, import_journal
 
