@@ -1,4 +1,5 @@
-"""Shared fixtures: where the recorded corpus lives, and engines on each store."""
+"""Shared fixtures: where the repository and the recorded corpus live, and engines on each
+store."""
 
 from __future__ import annotations
 
@@ -10,11 +11,17 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.support.paths import CORPUS, REPO
+from tests.support.postgres import PG_URL, postgres_reachable
+
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
 
-REPO = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("LINEAGE_CORPUS", REPO.parent / "shared" / "corpus"))
+
+@pytest.fixture
+def repo() -> Path:
+    """The repository's root folder."""
+    return REPO
 
 
 @pytest.fixture
@@ -31,19 +38,6 @@ def memory() -> Engine:
     from lineage_es.engine.engine import open_engine
 
     return open_engine("memory://")
-
-
-PG_URL = os.environ.get("LINEAGE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
-
-
-def postgres_reachable() -> bool:
-    import psycopg
-
-    try:
-        psycopg.connect(PG_URL, connect_timeout=3).close()
-    except psycopg.Error:
-        return False
-    return True
 
 
 @pytest.fixture

@@ -358,18 +358,11 @@ class Engine:
 
     def as_of(self, *, position: int | None = None, time: datetime | None = None) -> TreeReader:
         """The tree view as it was at a journal position or a time, answering the same
-        questions as the engine (time travel: the journal keeps every step).
+        questions as the engine (time travel: the journal keeps every step), from a view of
+        its own: the engine's may move meanwhile.
 
         ``position`` is an int (0 or more), ``time`` a datetime: anything else is
         :class:`InvalidArgument`."""
-        return TreeReader(self.queries_as_of(position=position, time=time))
-
-    def queries_as_of(
-        self, *, position: int | None = None, time: datetime | None = None
-    ) -> Queries:
-        """The queries over a view of its own as it was at a journal position or a time, rows
-        and all (as :attr:`queries` is now), for tools and tests that look at the view;
-        :meth:`as_of` answers the questions. Arguments as for :meth:`as_of`."""
         if position is not None and (
             isinstance(position, bool) or not isinstance(position, int) or position < 0
         ):
@@ -384,7 +377,7 @@ class Engine:
                 cutoff = iso(as_utc(time))
                 events = [e for e in self.journal(stop=position) if e.timestamp <= cutoff]
                 projector.apply_events(events, position=events[-1].position if events else 0)
-        return Queries(view)
+        return TreeReader(Queries(view))
 
     # -- the journal ----------------------------------------------------------------------
 

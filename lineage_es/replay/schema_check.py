@@ -133,8 +133,8 @@ def conforms(data: Any) -> bool:
 # with jsonschema's own semantics: a keyword applies only to instances of its type, `integer`
 # takes a float with no fraction, `true` is not `1` in `enum`/`const`. A schema with any other
 # keyword is not compiled (jsonschema validates every file), and a value of a type JSON has no
-# name for (bytes, a date) makes the predicate give up. tests/test_expected_loading.py checks
-# that it agrees with jsonschema on many generated documents.
+# name for (bytes, a date) makes the predicate give up. tests/replay/test_expected_loading.py
+# checks that it agrees with jsonschema on many generated documents.
 
 Check = Callable[[Any], bool]
 

@@ -1,1 +1,0 @@
-"""Reliability tests: the journal never loses or invents a fact."""

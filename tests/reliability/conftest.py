@@ -1,23 +1,17 @@
 """Figures the long reliability runs report: printed at the end of the pytest run, whatever
-the capture mode, so CI logs show trials, events, lost=0 and duplicated=0."""
+the capture mode, so CI logs show trials, events, lost=0 and duplicated=0; and the worker
+processes a test starts, killed when it ends."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.reliability import Report, Workers
 
 #: (test id, figures) in the order the tests reported them.
 FIGURES: list[tuple[str, dict[str, object]]] = []
-
-Report = Callable[..., None]
 
 
 @pytest.fixture
@@ -43,43 +37,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.section("reliability figures")
     for nodeid, values in FIGURES:
         terminalreporter.write_line(_line(nodeid, values))
-
-
-class Workers:
-    """Worker processes (``python -m tests.reliability.worker``) a test starts; any still
-    running when the test ends is killed, by its own process id."""
-
-    def __init__(self) -> None:
-        self.started: list[subprocess.Popen[bytes]] = []
-
-    def start(self, *args: str, stdin: bool = False) -> subprocess.Popen[bytes]:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tests.reliability.worker", *args],
-            cwd=REPO,
-            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        self.started.append(process)
-        return process
-
-    @staticmethod
-    def ready(process: subprocess.Popen[bytes]) -> None:
-        """Wait for the worker's ``ready`` line; fail with its stderr when it died instead."""
-        assert process.stdout is not None and process.stderr is not None
-        if process.stdout.readline().strip() != b"ready":
-            process.wait()
-            pytest.fail(f"a worker could not start: {process.stderr.read().decode()}")
-
-    def kill_all(self) -> None:
-        for process in self.started:
-            if process.poll() is None:
-                os.kill(process.pid, signal.SIGKILL)
-            process.wait()
-            for stream in (process.stdin, process.stdout, process.stderr):
-                if stream is not None:
-                    stream.close()
 
 
 @pytest.fixture

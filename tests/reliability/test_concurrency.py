@@ -23,10 +23,9 @@ from lineage_es.engine.engine import open_engine
 from lineage_es.journal import VerifyReport, verify_journal
 from lineage_es.model import ForestNode
 from lineage_es.read.decoding import JournalEvent
-from tests.conftest import PG_URL, postgres_reachable
-from tests.reliability.checks import compare, runs_per_key
-from tests.reliability.conftest import Report, Workers
-from tests.reliability.streams import Item, contention_stream
+from tests.support.postgres import PG_URL, postgres_reachable
+from tests.support.reliability import Report, Workers, compare, runs_per_key
+from tests.support.reliability_streams import Item, contention_stream
 
 pytestmark = pytest.mark.slow
 

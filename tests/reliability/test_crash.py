@@ -14,9 +14,8 @@ import pytest
 
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.journal import verify_journal
-from tests.reliability.checks import compare, runs_per_key, view_is_a_prefix
-from tests.reliability.conftest import Report, Workers
-from tests.reliability.streams import crash_stream
+from tests.support.reliability import Report, Workers, compare, runs_per_key, view_is_a_prefix
+from tests.support.reliability_streams import crash_stream
 
 pytestmark = pytest.mark.slow
 

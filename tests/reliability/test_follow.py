@@ -17,7 +17,7 @@ from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import StoreError
 from lineage_es.follow import SETTLE_DELAYS, Follower
-from tests.reliability.pg import drop_listening_connections
+from tests.support.reliability_pg import drop_listening_connections
 
 #: The issue's bound: a fact observed by one engine is visible to the others within 1 s.
 VISIBLE_WITHIN = 1.0

@@ -19,8 +19,8 @@ import pytest
 from lineage_es.domain.index import ConversationIndex
 from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import open_engine
-from tests.reliability.conftest import Report, Workers
-from tests.reliability.pg import drop_listening_connections
+from tests.support.reliability import Report, Workers
+from tests.support.reliability_pg import drop_listening_connections
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from lineage_es.cli.main import main
 from lineage_es.engine.engine import open_engine
-from tests.helpers import Feed
+from tests.support.feed import Feed
 
 
 @pytest.fixture
