@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine, open_engine
     from lineage_es.read.answers import TreeReader
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 
 def __getattr__(name: str) -> Any:
