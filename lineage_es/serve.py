@@ -111,8 +111,8 @@ def answer(engine: Engine, target: str) -> Any:
         if at is None and position is None:
             forest = engine.forest(host, include_stopped=include, root=root)
         else:
-            queries = engine.as_of(position=position, time=at)
-            forest = queries.forest(host, include_stopped=include, root=root)
+            past = engine.as_of(position=position, time=at)
+            forest = past.forest(host, include_stopped=include, root=root)
         return Encoded(dumps_deep(forest_data(forest)))
     if endpoint == "/lineage/":
         return to_json(engine.lineage(_conversation_in_path(path, endpoint), host))

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from lineage_es.domain.index import ConversationIndex
 from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine
+from lineage_es.facts import ChildIdentified
 
 EPOCH = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -54,17 +55,8 @@ def build_root(
         root.place_unknown_child(
             child, agent_type=None, subagent_id=None, description=None, at=tick(), fact=fact + "s"
         )
-        root.identify_child(
-            parent,
-            child,
-            resolution="confirmed",
-            spawn_key=key,
-            depth=None,
-            agent_type=None,
-            subagent_id=None,
-            description=None,
-            at=tick(),
-            fact=fact + "c",
+        root.apply_identified(
+            ChildIdentified(parent, child, "confirmed", spawn_key=key), at=tick(), fact=fact + "c"
         )
         entries.append(ConversationIndex.create("claude", child, name, clock[0]))
         by_depth.setdefault(parent_depth + 1, []).append(child)

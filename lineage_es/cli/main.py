@@ -139,8 +139,8 @@ def tree(
                     f"{position} is past the journal's end: its last position is {last}",
                     param_hint="'--position'",
                 )
-            queries = engine.as_of(position=position, time=when)
-            forest = queries.forest(host, include_stopped=include_stopped, root=conversation)
+            past = engine.as_of(position=position, time=when)
+            forest = past.forest(host, include_stopped=include_stopped, root=conversation)
             moment = when if when is not None else _time_at_position(engine, position or 0)
         else:
             forest = engine.forest(host, include_stopped=include_stopped, root=conversation)

@@ -14,31 +14,11 @@ from typing import Any
 from lineage_es.domain import events
 from lineage_es.domain.nodes import DELETED, before_start
 from lineage_es.domain.stops import StopRules
-from lineage_es.facts import RESOLUTION_STRENGTH, ChildIdentified, Resolution
+from lineage_es.facts import RESOLUTION_STRENGTH, ChildIdentified
 
 
 class IdentificationRules(StopRules):
     """Placing, confirming, correcting and refusing the edges facts state."""
-
-    def identify_child(
-        self,
-        parent: str,
-        child: str,
-        *,
-        resolution: Resolution,
-        spawn_key: str | None,
-        depth: int | None,
-        agent_type: str | None,
-        subagent_id: str | None,
-        description: str | None,
-        at: datetime,
-        fact: str,
-    ) -> None:
-        """A host fact names ``child`` as ``parent``'s child (:meth:`apply_identified`)."""
-        identified = ChildIdentified(
-            parent, child, resolution, spawn_key, depth, agent_type, subagent_id, description
-        )
-        self.apply_identified(identified, at=at, fact=fact)
 
     def apply_identified(self, edge: ChildIdentified, *, at: datetime, fact: str) -> None:
         """A fact names a child's parent: place, confirm or correct. A known child under the

@@ -175,7 +175,7 @@ class RootLineage(PlacementRules, SubtreeRules, Aggregate):
         root: a conversation lives in one root only, and only the caller can see the others.
 
         A root first seen without its workspace learns it from a later payload of its own
-        (a Cursor envelope may leave ``workspace_roots`` out); a child's payloads teach its
+        (a host may leave the workspace out of some payloads); a child's payloads teach its
         root nothing (:meth:`learn_workspace`)."""
         if observation.workspace and observation.requester == self.conversation:
             self.learn_workspace(observation.workspace, at=at, fact=fact)

@@ -9,37 +9,29 @@ answers nothing. Everything else reads the view, through one :class:`TreeReader`
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from lineage_es import hosts
-from lineage_es.engine.answering import answer_observation, resolve_claim
 from lineage_es.engine.application import LineageApplication
 from lineage_es.engine.guards import (
-    MAX_NAME_LENGTH,
     StoreFailures,
     check_storable,
     name_problem,
-    require_id,
     require_moment,
     require_observation,
 )
 from lineage_es.engine.journaling import Clock, Journaler, as_utc
 from lineage_es.engine.routing import Router
 from lineage_es.engine.unit import CacheWatch
-from lineage_es.errors import (
-    ConcurrencyError,
-    EngineClosed,
-    InvalidArgument,
-    StoreError,
-    UnknownConversation,
-)
+from lineage_es.errors import EngineClosed, InvalidArgument, StoreError
 from lineage_es.facts import DELETE_REASONS, Deleted, Fact, Observation, Renamed
 from lineage_es.model import AgentLineage, Chain, ForestNode, LineageTree, Member, Provenance
 from lineage_es.model import Relation as RelationName
-from lineage_es.read.answers import TreeReader
+from lineage_es.read.arguments import require_id
 from lineage_es.read.decoding import JournalEvent, iso, read_journal
 from lineage_es.read.projection import Progress, Projector
 from lineage_es.read.queries import Queries
@@ -60,6 +52,7 @@ from lineage_es.stores import (
 
 if TYPE_CHECKING:
     from lineage_es.engine.ledgers import LedgerStore
+    from lineage_es.read.answers import TreeReader
 
 
 class Engine:
@@ -116,8 +109,15 @@ class Engine:
         self._journaler = Journaler(
             self.app, self.view, self.projector, self._router, cache, self._clock
         )
-        self._reader = TreeReader.opening(self._caught_up)
         self._ledgers: LedgerStore | None = None
+
+    @functools.cached_property
+    def _reader(self) -> TreeReader:
+        """The answerer of this engine's read methods, made on the first question: a hook
+        that answers nothing never loads it."""
+        from lineage_es.read.answers import TreeReader
+
+        return TreeReader.opening(self._caught_up)
 
     @property
     def ledgers(self) -> LedgerStore:
@@ -209,7 +209,12 @@ class Engine:
             placed, saved = self._journaler.record(observation, when)
             if saved:
                 self.projector.catch_up()
-            return answer_observation(self.queries, observation, placed) if answer else None
+            if not answer:
+                return None
+            # here, not at import: a hook that answers nothing never loads the answers' code
+            from lineage_es.engine.answering import answer_observation
+
+            return answer_observation(self.queries, observation, placed)
 
     def observe_many(self, observations: Iterable[Observation], *, batch: int = 1000) -> int:
         """Journal many observations in order, up to ``batch`` of them per transaction, and
@@ -260,14 +265,17 @@ class Engine:
             if claim is None:
                 return None
             self.projector.catch_up()
+            from lineage_es.engine.answering import resolve_claim  # as in :meth:`_observe`
+
             return resolve_claim(self.queries, claim)
 
     def rename(self, conversation: str, name: str, *, host: str | None = None) -> None:
         """Give a node a display name; the last rename wins. A pending child is named by its
         spawn key and keeps the name once its conversation is bound.
 
-        The name is one printable line of at most :data:`MAX_NAME_LENGTH` characters, not
-        blank: anything else is :class:`InvalidArgument`, and nothing is journaled.
+        The name is one printable line of at most
+        :data:`~lineage_es.engine.guards.MAX_NAME_LENGTH` characters, not blank: anything else
+        is :class:`InvalidArgument`, and nothing is journaled.
         """
         problem = name_problem(name)
         if problem is not None:
@@ -283,8 +291,9 @@ class Engine:
         self._command(conversation, host, Deleted(conversation, reason))
 
     def _command(self, conversation: str, host: str | None, fact: Fact) -> None:
-        """Journal a user's command about a known node (:class:`UnknownConversation` for an
-        unknown one), as an observation of the node's own host and root."""
+        """Journal a user's command about a known node
+        (:class:`~lineage_es.errors.UnknownConversation` for an unknown one), as an observation
+        of the node's own host and root."""
         require_id(conversation, "a conversation")
         require_id(host, "a host", optional=True)
         with self._guarded():
@@ -377,6 +386,8 @@ class Engine:
                 cutoff = iso(as_utc(time))
                 events = [e for e in self.journal(stop=position) if e.timestamp <= cutoff]
                 projector.apply_events(events, position=events[-1].position if events else 0)
+        from lineage_es.read.answers import TreeReader  # as in :meth:`_reader`
+
         return TreeReader(Queries(view))
 
     # -- the journal ----------------------------------------------------------------------
@@ -453,13 +464,4 @@ def open_engine(
     return Engine(url, clock=clock, create=create, lock_timeout=lock_timeout)
 
 
-__all__ = [
-    "MAX_NAME_LENGTH",
-    "ConcurrencyError",
-    "Engine",
-    "EngineClosed",
-    "InvalidArgument",
-    "LineageApplication",
-    "UnknownConversation",
-    "open_engine",
-]
+__all__ = ["Engine", "open_engine"]

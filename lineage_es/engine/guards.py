@@ -23,7 +23,6 @@ from eventsourcing.persistence import (
 
 from lineage_es.errors import InvalidArgument, PayloadError, StoreError
 from lineage_es.facts import Observation, Renamed
-from lineage_es.read.arguments import require_id, require_ids
 from lineage_es.stores import StoreKind
 
 #: The longest display name :meth:`Engine.rename` takes: a label on a tree line, not a text.
@@ -63,8 +62,6 @@ __all__ = [
     "check_storable",
     "is_store_side",
     "name_problem",
-    "require_id",
-    "require_ids",
     "require_moment",
     "require_observation",
 ]

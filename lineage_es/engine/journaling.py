@@ -46,7 +46,7 @@ class Journaler:
         self.cache = cache
         self.clock = clock
 
-    def _unit(self, observation: Observation, at: datetime, *, recurs: bool) -> UnitOfWork:
+    def _fresh_unit(self, observation: Observation, at: datetime, *, recurs: bool) -> UnitOfWork:
         """A fresh unit starting with ``observation``, after evicting other writers'
         changes from the cache."""
         self.cache.evict_foreign_changes()
@@ -69,7 +69,7 @@ class Journaler:
             self.projector.catch_up()
             if self.router.only_live_nodes_acted(observation):
                 return None
-            return self._unit(observation, at, recurs=observation.recurs)
+            return self._fresh_unit(observation, at, recurs=observation.recurs)
 
         def work(unit: UnitOfWork) -> tuple[list[str], bool]:
             root = self.router.route(observation, unit)
@@ -95,7 +95,7 @@ class Journaler:
         def begin() -> UnitOfWork:
             self.projector.catch_up()
             # each observation sets its own key, time and recurrence (:meth:`_apply_in_batch`)
-            return self._unit(observations[0], self.clock(), recurs=False)
+            return self._fresh_unit(observations[0], self.clock(), recurs=False)
 
         def work(unit: UnitOfWork) -> None:
             for observation in observations:

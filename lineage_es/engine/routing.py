@@ -29,8 +29,8 @@ def may_start_root(observation: Observation) -> bool:
 
 def root_of_named_parent(observation: Observation, unit: UnitOfWork) -> RootLineage | None:
     """The root of the parent an unrooted requester names for itself, when the journal knows
-    that parent: a header stating its own parent (a Codex depth-2 rollout without
-    ``session_id``) is placed by that statement, never guessed by order or dropped."""
+    that parent: a transcript header that states its own parent but not its root session (a
+    grandchild's) is placed by that statement, never guessed by order or dropped."""
     for fact in observation.facts:
         if isinstance(fact, ChildIdentified) and fact.child == observation.requester:
             routed = unit.root_of(fact.parent)
@@ -163,9 +163,9 @@ class Router:
 
         Not placed, it journals nothing and stays unseen (HOSTS.md 3.2: no root holds it), so
         its first event after a start becomes pending binds it like any other: hooks run as
-        separate processes, so a child's first event can be journaled before its parent's
-        ``subagentStart``. A root first seen mid-stream bound so is unbound by its first
-        root-only event (:meth:`unbind`)."""
+        separate processes, so a child's first event can be journaled before the parent's
+        event that reports starting it. A root first seen mid-stream bound so is unbound by its
+        first root-only event (:meth:`unbind`)."""
         requester = observation.requester
         assert requester is not None
         candidates = [

@@ -1,1 +1,3 @@
-"""Reading: the projection, the tree views (memory, SQL), the queries and the renderings."""
+"""Reading: the public answerer (``answers``: :class:`TreeReader`) and its argument checks
+(``arguments``); the projection (``projection``, over ``decoding`` and ``row_changes``); the
+tree views (``view``: memory, ``sqlview``: SQL); the ``queries`` over them; ``render``."""

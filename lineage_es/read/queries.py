@@ -196,15 +196,6 @@ class Queries:
 
     # -- lineage and trees ----------------------------------------------------------------
 
-    def lineage(
-        self, conversation: str, host: str | None = None, *, resolution: Resolution | None = None
-    ) -> AgentLineage | None:
-        """The lineage of ``conversation`` with its tree; ``None`` when it is unknown."""
-        row = self.find(conversation, host)
-        if row is None:
-            return None
-        return self.lineage_of(row, resolution=resolution)
-
     def lineage_of(self, row: NodeRow, *, resolution: Resolution | None = None) -> AgentLineage:
         """The lineage of ``row``'s node (``resolution`` in place of the row's, when given),
         with its tree unless the node is deleted."""

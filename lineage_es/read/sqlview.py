@@ -204,12 +204,14 @@ class SqlView(ABC):
 
     def write(self, rows: Sequence[NodeRow], expected: int, position: int) -> bool:
         try:
-            self._write(rows, expected, position)
+            self._write_rows_at(rows, expected, position)
         except _PositionMovedError:
             return False
         return True
 
-    def _write(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
+    def _write_rows_at(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
+        """Write ``rows`` as of ``position``, moving the view there from ``expected`` in one
+        transaction; :class:`_PositionMovedError` when the view is no longer at ``expected``."""
         roots_changed = any(row.depth == 0 for row in rows)
         with self._write_transaction() as cursor:
             cursor.execute(

@@ -138,19 +138,15 @@ def test_a_version_2_correction_event_replays_as_it_did() -> None:
     at = datetime(2026, 1, 1, 9, tzinfo=UTC)
     root = RootLineage.start("codex", "R", at=at, fact="k0")
     for parent, child in (("R", "A"), ("R", "B")):
-        root.identify_child(
-            parent, child, resolution="native", spawn_key=None, depth=1, agent_type=None,
-            subagent_id=None, description=None, at=at, fact=f"k-{child}",
-        )  # fmt: skip
+        root.apply_identified(
+            ChildIdentified(parent, child, "native", depth=1), at=at, fact=f"k-{child}"
+        )
     root.request_spawn("A", "s3", agent_type=None, description=None, at=at, fact="k3")
     root.place_unknown_child(
         "G", agent_type=None, subagent_id=None, description=None, at=at, fact="k4"
     )
     root.request_spawn("B", "s4", agent_type=None, description=None, at=at, fact="k5")
-    root.identify_child(
-        "B", "G", resolution="native", spawn_key=None, depth=None, agent_type=None,
-        subagent_id=None, description=None, at=at, fact="k6",
-    )  # fmt: skip
+    root.apply_identified(ChildIdentified("B", "G", "native"), at=at, fact="k6")
     with open_engine("memory://") as engine:
         stored = []
         for e in root.collect_events():

@@ -24,6 +24,7 @@ from eventsourcing.domain import Snapshot
 from lineage_es.domain.ids import root_id
 from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, open_engine
+from lineage_es.facts import ChildIdentified
 from tests.support.claude_hooks import AGENT, SESSION, claude
 
 AT = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -114,10 +115,7 @@ def test_a_payload_is_a_duplicate_at_its_own_time_when_the_next_change_was_dated
     ``k``); then AGENT's own stop at 12 s, capped at the end, resumes it from 3 s first: the
     lifetime ``k`` was seen in ends at 3 s, before ``k``'s own time."""
     root = RootLineage.start("claude", "R", at=second(0), fact="k0")
-    root.identify_child(
-        "R", AGENT, resolution="native", spawn_key=None, depth=None, agent_type=None,
-        subagent_id=None, description=None, at=second(1), fact="k-start",
-    )  # fmt: skip
+    root.apply_identified(ChildIdentified("R", AGENT, "native"), at=second(1), fact="k-start")
     root.stop(AGENT, None, at=second(3), fact="k-file-end", provisional=True)
     root.end_session(at=second(5), fact="k-end")
     root.rename(AGENT, "scout", at=second(10), fact="k")

@@ -107,10 +107,13 @@ def test_a_version_2_edge_rejected_event_replays_and_places_the_child_untyped_as
     at = datetime(2026, 1, 1, 9, tzinfo=UTC)
     with open_engine("memory://") as engine:
         root = RootLineage.start("claude", "R", at=at, fact="k0")
-        root.identify_child(
-            "A", "B", resolution="transcript", spawn_key=None, depth=2, agent_type="Explore",
-            subagent_id=None, description="map the repo", at=at, fact="k1",
-        )  # fmt: skip
+        root.apply_identified(
+            ChildIdentified(
+                "A", "B", "transcript", depth=2, agent_type="Explore", description="map the repo"
+            ),
+            at=at,
+            fact="k1",
+        )
         stored = []
         for e in root.collect_events():
             s = engine.app.mapper.to_stored_event(e)
@@ -127,10 +130,11 @@ def test_a_version_2_edge_rejected_event_replays_and_places_the_child_untyped_as
         engine.app.recorder.insert_events(stored)
         loaded: RootLineage = engine.app.repository.get(root_id("claude", "R"))
         assert loaded.stated["B"]["agent_type"] is None
-        loaded.identify_child(
-            "R", "A", resolution="transcript", spawn_key=None, depth=1, agent_type=None,
-            subagent_id=None, description=None, at=at + timedelta(seconds=1), fact="k2",
-        )  # fmt: skip
+        loaded.apply_identified(
+            ChildIdentified("R", "A", "transcript", depth=1),
+            at=at + timedelta(seconds=1),
+            fact="k2",
+        )
         engine.app.save(loaded)
         assert row(engine) == ("A", 2, False, None, None)
         engine.rebuild()
@@ -141,10 +145,13 @@ def test_a_version_2_edge_rejected_event_replays_and_places_the_child_untyped_as
 def test_a_snapshot_whose_stated_parents_kept_no_type_loads_and_places_the_child_untyped() -> None:
     at = datetime(2026, 1, 1, 9, tzinfo=UTC)
     root = RootLineage.start("claude", "R", at=at, fact="k0")
-    root.identify_child(
-        "A", "B", resolution="transcript", spawn_key=None, depth=2, agent_type="Explore",
-        subagent_id=None, description="map the repo", at=at, fact="k1",
-    )  # fmt: skip
+    root.apply_identified(
+        ChildIdentified(
+            "A", "B", "transcript", depth=2, agent_type="Explore", description="map the repo"
+        ),
+        at=at,
+        fact="k1",
+    )
     snapshot = RootLineage.Snapshot.take(root)
     state = dict(snapshot.state)
     assert state["stated"]["B"]["agent_type"] == "Explore"
@@ -154,10 +161,9 @@ def test_a_snapshot_whose_stated_parents_kept_no_type_loads_and_places_the_child
     }  # what the code before this kept
     restored = dataclasses.replace(snapshot, state=state).mutate(None)
     assert isinstance(restored, RootLineage)
-    restored.identify_child(
-        "R", "A", resolution="transcript", spawn_key=None, depth=1, agent_type=None,
-        subagent_id=None, description=None, at=at + timedelta(seconds=1), fact="k2",
-    )  # fmt: skip
+    restored.apply_identified(
+        ChildIdentified("R", "A", "transcript", depth=1), at=at + timedelta(seconds=1), fact="k2"
+    )
     corrected = [e for e in restored.collect_events() if isinstance(e, RootLineage.EdgeCorrected)]
     assert [(e.conversation, e.parent, e.agent_type, e.retyped) for e in corrected] == [
         ("B", "A", None, False)

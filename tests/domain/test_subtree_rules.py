@@ -552,17 +552,8 @@ def test_a_confirmation_journaled_before_it_carried_the_spawns_type_still_applie
         root.place_unknown_child(
             "C", agent_type=None, subagent_id=None, description=None, at=AT, fact="k3"
         )
-        root.identify_child(
-            "R",
-            "C",
-            resolution="confirmed",
-            spawn_key="toolu_A",
-            depth=None,
-            agent_type=None,
-            subagent_id=None,
-            description=None,
-            at=AT,
-            fact="k4",
+        root.apply_identified(
+            ChildIdentified("R", "C", "confirmed", spawn_key="toolu_A"), at=AT, fact="k4"
         )
         stored: list[StoredEvent] = []
         indexes = [ConversationIndex.create("claude", name, "R", AT) for name in ("R", "C")]

@@ -16,14 +16,9 @@ import psycopg
 import pytest
 from eventsourcing.persistence import IntegrityError, OperationalError
 
-from lineage_es.engine.engine import (
-    MAX_NAME_LENGTH,
-    Engine,
-    EngineClosed,
-    InvalidArgument,
-    open_engine,
-)
-from lineage_es.errors import PayloadError, StoreError
+from lineage_es.engine.engine import Engine, open_engine
+from lineage_es.engine.guards import MAX_NAME_LENGTH
+from lineage_es.errors import EngineClosed, InvalidArgument, PayloadError, StoreError
 from lineage_es.facts import Observation, Renamed, RootSeen
 from lineage_es.read.sqlview import SQLiteView
 from tests.support.feed import Feed

@@ -3,11 +3,15 @@ or not as asked; its import ledgers are reached through the engine, under its gu
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
-from lineage_es import ConcurrencyError, LineageError
-from lineage_es.engine import engine as engine_module
-from lineage_es.engine.engine import Engine, EngineClosed, InvalidArgument, open_engine
+import lineage_es.engine as engine_package
+from lineage_es import ConcurrencyError, LineageError, errors
+from lineage_es.engine.engine import Engine, open_engine
+from lineage_es.errors import EngineClosed, InvalidArgument
 from lineage_es.facts import Observation, RootSeen
 
 START = {"session_id": "R", "hook_event_name": "SessionStart", "source": "startup"}
@@ -42,6 +46,52 @@ def test_the_import_ledgers_are_the_engines_and_closed_with_it() -> None:
         engine.ledgers.load("claude", "/nowhere")
 
 
-def test_a_concurrency_error_is_a_lineage_error_importable_from_the_engine() -> None:
-    assert engine_module.ConcurrencyError is ConcurrencyError
+def test_a_concurrency_error_is_a_lineage_error_importable_from_lineage_es() -> None:
+    assert errors.ConcurrencyError is ConcurrencyError
     assert issubclass(ConcurrencyError, LineageError)
+
+
+def test_the_engine_package_hands_out_the_front_door_only_when_asked() -> None:
+    """``from lineage_es.engine import Engine, open_engine`` works as when the engine was one
+    module, and importing another module of the package does not load the front door."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "import lineage_es.engine.unit\n"
+            "print('lineage_es.engine.engine' in sys.modules)\n"
+            "from lineage_es.engine import Engine, open_engine\n"
+            "from lineage_es.engine import engine\n"
+            "print(Engine is engine.Engine, open_engine is engine.open_engine)\n",
+        ],
+        capture_output=True,
+        check=True,
+        text=True,
+    ).stdout.split()
+    assert loaded == ["False", "True", "True"]
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        _ = engine_package.Nothing
+
+
+def test_an_engine_that_answers_nothing_loads_no_answering_code() -> None:
+    """A hook that answers nothing never imports the answerer or the answers' builders; the
+    first question loads them."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from lineage_es.engine.engine import open_engine\n"
+            "LAZY = ('lineage_es.engine.answering', 'lineage_es.read.answers')\n"
+            "engine = open_engine('memory://')\n"
+            f"engine.observe('claude', {START!r}, answer=False)\n"
+            "print(*[name in sys.modules for name in LAZY])\n"
+            f"print(engine.observe('claude', {START!r}).depth, engine.lineage('R').depth)\n"
+            "print(*[name in sys.modules for name in LAZY])\n",
+        ],
+        capture_output=True,
+        check=True,
+        text=True,
+    ).stdout.split()
+    assert loaded == ["False", "False", "0", "0", "True", "True"]

@@ -170,7 +170,7 @@ def test_an_open_that_waited_while_another_process_created_the_tables_creates_no
 def test_the_needs_name_every_table_and_type_a_new_store_has(postgres_url: str) -> None:
     """An open that finds them all creates nothing: a table or type a later eventsourcing (or
     view) creates must be among them, or a store made before it would never have it."""
-    from lineage_es.engine.engine import LineageApplication
+    from lineage_es.engine.application import LineageApplication
     from lineage_es.read.sqlview import VIEW_TABLES
     from lineage_es.stores import store_needs
 

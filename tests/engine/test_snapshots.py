@@ -13,7 +13,8 @@ from eventsourcing.application import project_aggregate
 
 from lineage_es.domain.ids import root_id
 from lineage_es.domain.root import RootLineage
-from lineage_es.engine.engine import Engine, LineageApplication, open_engine
+from lineage_es.engine.application import LineageApplication
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.facts import ChildStarted, Observation, RootSeen
 
 INTERVAL = LineageApplication.snapshotting_intervals[RootLineage]

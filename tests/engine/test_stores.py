@@ -229,7 +229,8 @@ def test_a_rebuilds_swap_and_a_write_on_postgresql_do_not_deadlock(postgres_url:
 def test_a_failed_open_closes_the_journal_it_had_opened(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from lineage_es.engine.engine import Engine, LineageApplication
+    from lineage_es.engine.application import LineageApplication
+    from lineage_es.engine.engine import Engine
 
     closed_by: list[str] = []  # who closed it: the open itself, or the app's __del__ at last
 

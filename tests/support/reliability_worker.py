@@ -21,7 +21,8 @@ from typing import Any
 import orjson
 from eventsourcing.persistence import IntegrityError
 
-from lineage_es.engine.engine import ConcurrencyError, Engine, open_engine
+from lineage_es.engine.engine import Engine, open_engine
+from lineage_es.errors import ConcurrencyError
 from tests.support.reliability_streams import contention_stream, crash_stream
 
 
@@ -54,7 +55,8 @@ def rebuild(store: str) -> None:
 
 def count_conflicts(engine: Engine) -> Callable[[], int]:
     """Count the optimistic-concurrency conflicts the engine meets (and retries) by wrapping
-    the application's ``save``: engine.py is left as it is."""
+    ``save_aggregates`` on this engine's application: ``lineage_es.engine.application`` is
+    left as it is."""
     conflicts = [0]
     save = engine.app.save_aggregates
 

@@ -24,19 +24,16 @@ from tools.gen_claude_profile import Truth, generate
 #: depth-2 agents with sidecars, the host's own compaction helpers, untimed tails.
 PROFILE = {"roots": 14, "depth1": 40, "depth2": 9, "megabytes": 2.0, "seed": 11}
 
-#: Digests of what the importer gave the engine and of the answers, made with the importer
-#: as it was before it read in forked workers, copied no tail lines and looked up no missing
-#: sidecars. A change to the importer must leave both alone; a deliberate change to what a
-#: row means updates them (``python -m tests.importers.claude.test_generated_profile``
+#: Digests of what the importer gives the engine (OBSERVATIONS) and of the answers (ANSWERS).
+#: Reading in forked workers, copying tail lines and looking up missing sidecars leave both as
+#: a plain read makes them. OBSERVATIONS also pins that a notice repeating a stop already read
+#: (the queued notice, then the same one delivered) is journaled once; that an agent file
+#: without a sidecar starts its agent placed by what the transcripts state
+#: (``ChildIdentified``, ``transcript``); and that the stop at a file's last row is observed
+#: apart from the row, under a key of its own, marked provisional (``Stopped.provisional``: the
+#: file may go on). A change to the importer must leave both alone; a deliberate change to
+#: what a row means updates them (``python -m tests.importers.claude.test_generated_profile``
 #: prints the new ones).
-#: OBSERVATIONS changed once, the answers did not: a marker is now searched for only while it
-#: is watched, so a notice repeating a stop already read (the queued notice, then the same one
-#: delivered) is no longer journaled a second time. It changed again, the answers did not:
-#: an agent file without a sidecar starts its agent placed by what the transcripts state
-#: (``ChildIdentified``, ``transcript``) instead of leaving the engine to infer it, and the
-#: stop at a file's last row is observed apart from the row, under a key of its own. And again,
-#: the answers did not: that stop is marked provisional (``Stopped.provisional``: the file may
-#: go on); with the mark left out of each fact, the digest is the one before.
 OBSERVATIONS = "f7aa9524b44e2b2e0bc46f4cade42334"
 ANSWERS = "89135a344d83c81b5e7031108c452886"
 

@@ -166,15 +166,17 @@ def test_an_earlier_fact_redates_a_child_once() -> None:
     time between, changes nothing more."""
     at = datetime(2026, 1, 1, 9, tzinfo=UTC)
     root = RootLineage.start("codex", "R", at=at, fact="k0")
-    root.identify_child(
-        "R", "C", resolution="transcript", spawn_key="s", depth=None, agent_type=None,
-        subagent_id=None, description=None, at=at + timedelta(seconds=10), fact="k1",
-    )  # fmt: skip
+    root.apply_identified(
+        ChildIdentified("R", "C", "transcript", spawn_key="s"),
+        at=at + timedelta(seconds=10),
+        fact="k1",
+    )
     for seconds, key in ((5, "k2"), (5, "k3"), (7, "k4"), (12, "k5")):
-        root.identify_child(
-            "R", "C", resolution="native", spawn_key=None, depth=1, agent_type=None,
-            subagent_id=None, description=None, at=at + timedelta(seconds=seconds), fact=key,
-        )  # fmt: skip
+        root.apply_identified(
+            ChildIdentified("R", "C", "native", depth=1),
+            at=at + timedelta(seconds=seconds),
+            fact=key,
+        )
     redated = [e for e in root.collect_events() if isinstance(e, RootLineage.ChildRedated)]
     assert [(e.timestamp, e.parent, e.depth, e.spawn_key) for e in redated] == [
         (at + timedelta(seconds=5), "R", 1, "s")
@@ -291,10 +293,7 @@ def test_a_version_1_edge_rejected_event_loads_and_remembers_nothing() -> None:
     at = datetime(2026, 1, 1, 9, tzinfo=UTC)
     with open_engine("memory://") as engine:
         root = RootLineage.start("codex", "R", at=at, fact="k0")
-        root.identify_child(
-            "A", "A1", resolution="native", spawn_key=None, depth=2, agent_type=None,
-            subagent_id=None, description=None, at=at, fact="k1",
-        )  # fmt: skip
+        root.apply_identified(ChildIdentified("A", "A1", "native", depth=2), at=at, fact="k1")
         stored = []
         for e in root.collect_events():
             s = engine.app.mapper.to_stored_event(e)
@@ -315,10 +314,9 @@ def test_a_version_1_edge_rejected_event_loads_and_remembers_nothing() -> None:
 def test_a_version_2_snapshot_loads_with_no_stated_parents_and_unknown_child_starts() -> None:
     at = datetime(2026, 1, 1, 9, tzinfo=UTC)
     root = RootLineage.start("codex", "R", at=at, fact="k0")
-    root.identify_child(
-        "R", "C", resolution="native", spawn_key=None, depth=1, agent_type=None,
-        subagent_id=None, description=None, at=at + timedelta(seconds=3), fact="k1",
-    )  # fmt: skip
+    root.apply_identified(
+        ChildIdentified("R", "C", "native", depth=1), at=at + timedelta(seconds=3), fact="k1"
+    )
     snapshot = RootLineage.Snapshot.take(root)
     state = dict(snapshot.state)
     assert state.pop("class_version") == 5
@@ -333,10 +331,9 @@ def test_a_version_2_snapshot_loads_with_no_stated_parents_and_unknown_child_sta
     assert isinstance(restored, RootLineage)
     assert restored.stated == {}
     restored.see_root(at=at + timedelta(seconds=1), fact="k2")  # the root's start is known
-    restored.identify_child(
-        "R", "C", resolution="native", spawn_key=None, depth=1, agent_type=None,
-        subagent_id=None, description=None, at=at + timedelta(seconds=5), fact="k3",
-    )  # fmt: skip
+    restored.apply_identified(
+        ChildIdentified("R", "C", "native", depth=1), at=at + timedelta(seconds=5), fact="k3"
+    )
     events = [type(e).__name__ for e in restored.collect_events()]
     assert events == ["ChildRedated"]  # the child's is not: the view keeps the earlier time
 
