@@ -149,7 +149,7 @@ def run_hook(
         said = getattr(exc, "reason", None) if getattr(exc, "host", None) == taken else None
         reason = f"{type(exc).__name__}: {said if isinstance(said, str) else exc}"
         expected = isinstance(exc, ValueError) or _is_lineage_error(exc)
-        where = payload_context(raw)
+        where = payload_context(raw, taken)
         log_error(
             taken or host,
             f"{reason} [{where}]" if where else reason,
@@ -159,33 +159,28 @@ def run_hook(
     return HookOutcome(taken, QUIET_OUTPUT, lineage=lineage)
 
 
-#: The fields that say which event a payload was, for a log line about one that failed.
-_CONTEXT_FIELDS = (
-    "hook_event_name",
-    "session_id",
-    "conversation_id",
-    "agent_id",
-    "subagent_id",
-    "tool_name",
-    "tool_use_id",
-)
-
-
-def payload_context(raw: bytes) -> str:
-    """``hook_event_name=… session_id=…``: what a payload that failed was about, read from
-    its bytes (it may be too large, too deep or not JSON at all), so that the log says which
-    fact was lost. Only on the error path; first occurrences, top level or not."""
+def payload_context(raw: bytes, host: str | None = None) -> str:
+    """``hook_event_name=… session_id=…``: what a payload from ``host`` that failed was about,
+    read from its bytes (it may be too large, too deep or not JSON at all), so that the log
+    says which fact was lost: the fields its adapter names in a log line (every adapter's for
+    a host we do not know). Only on the error path; first occurrences, top level or not."""
     import re
 
+    try:
+        from lineage_es.hosts import log_fields
+
+        fields = log_fields(host)
+    except Exception:  # the log line goes without its context rather than not at all
+        return ""
     found: dict[str, str] = {}
-    pattern = rb'"(' + "|".join(_CONTEXT_FIELDS).encode() + rb')"\s*:\s*"([^"\\]{1,200})"'
+    pattern = rb'"(' + "|".join(fields).encode() + rb')"\s*:\s*"([^"\\]{1,200})"'
     for match in re.finditer(pattern, raw):
         name = match.group(1).decode()
         if name not in found:
             found[name] = match.group(2).decode("utf-8", "replace")
-        if len(found) == len(_CONTEXT_FIELDS):
+        if len(found) == len(fields):
             break
-    return " ".join(f"{name}={found[name]}" for name in _CONTEXT_FIELDS if name in found)
+    return " ".join(f"{name}={found[name]}" for name in fields if name in found)
 
 
 def _import_engine(host: str, *, freeze: bool) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import click
 
@@ -72,7 +72,7 @@ def import_options(func: FC) -> FC:
 
 
 def import_history(
-    host: Literal["claude", "codex"],
+    host: str,
     folder: Path | None,
     reconcile: bool,
     quiet: bool,
@@ -80,9 +80,9 @@ def import_history(
     store: str | None,
 ) -> None:
     """Import ``host``'s history folder into the store, then print the import's summary."""
-    from lineage_es import importers  # loads only the importer named below
+    from lineage_es.importers import importer as host_importer  # loads only that host's
 
-    importer = importers.import_claude if host == "claude" else importers.import_codex
+    importer = host_importer(host)
     bar = ImportProgressBar(quiet, f"reading {host} history")
     with open_store(store) as engine:
         try:

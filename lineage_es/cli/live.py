@@ -142,6 +142,7 @@ def install_hooks(
       lineage uninstall-hooks claude                take exactly those entries out again
     """
     from lineage_es.hook_config import hook_command, install
+    from lineage_es.hosts import adapter
 
     if store is None and os.environ.get("LINEAGE_STORE"):
         click.echo(
@@ -154,13 +155,9 @@ def install_hooks(
         command = hook_command(host, store=store, record=record)
         change = install(host, scope, command=command, dry_run=dry_run)
         _print_config_change(change, "added", change.added)
-        if host == "codex" and change.changed and not dry_run:
-            click.echo(
-                "codex: Codex runs a new hook only once you trust it: open /hooks in Codex "
-                "(and on Codex before hooks were on by default, set [features] hooks = true "
-                "in ~/.codex/config.toml)",
-                err=True,
-            )
+        note = adapter(host).hook_file.install_note
+        if note is not None and change.changed and not dry_run:
+            click.echo(f"{host}: {note}", err=True)
 
 
 def _store_a_hook_can_use(value: str | None) -> str | None:

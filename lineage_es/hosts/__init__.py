@@ -37,4 +37,18 @@ def adapters() -> tuple[HostAdapter, ...]:
     return tuple(adapter(host) for host in HOSTS)
 
 
-__all__ = ["HostAdapter", "adapter", "adapters"]
+def log_fields(host: str | None) -> tuple[str, ...]:
+    """The payload fields a ``hook.log`` line names for a payload from ``host`` that failed:
+    its adapter's :attr:`~HostAdapter.log_fields`, or, for a host we do not know, those of
+    every adapter, each field after the one it follows in its own adapter's list."""
+    if host in HOSTS:
+        return adapter(host).log_fields
+    merged: list[str] = []
+    for each in adapters():
+        for i, name in enumerate(each.log_fields):
+            if name not in merged:
+                merged.insert(merged.index(each.log_fields[i - 1]) + 1 if i else 0, name)
+    return tuple(merged)
+
+
+__all__ = ["HostAdapter", "adapter", "adapters", "log_fields"]

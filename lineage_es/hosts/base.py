@@ -40,9 +40,17 @@ class HookFile:
     module.
     """
 
-    __slots__ = ("folder", "folder_env", "grouped", "name")
+    __slots__ = ("folder", "folder_env", "grouped", "install_note", "name")
 
-    def __init__(self, folder: str, name: str, *, folder_env: str | None, grouped: bool) -> None:
+    def __init__(
+        self,
+        folder: str,
+        name: str,
+        *,
+        folder_env: str | None,
+        grouped: bool,
+        install_note: str | None = None,
+    ) -> None:
         self.folder = folder
         self.name = name
         #: The environment variable that moves the user's config folder, if the host has one.
@@ -51,6 +59,9 @@ class HookFile:
         #: a timeout). Otherwise (Cursor): each event holds bare ``{"command": ...}`` entries
         #: and the file carries ``"version": 1``.
         self.grouped = grouped
+        #: What ``lineage install-hooks`` tells the user after writing new hooks, when the
+        #: host needs more of them before it runs those hooks (Codex: trust them in /hooks).
+        self.install_note = install_note
 
     def __repr__(self) -> str:
         return (
@@ -76,6 +87,14 @@ class HostAdapter(Protocol):
 
     #: Where the host reads its hook config, and in what shape.
     hook_file: HookFile
+
+    #: The payload fields a ``hook.log`` line about a payload that failed names, in order:
+    #: which event it was and whose (see :func:`lineage_es.hosts.log_fields`).
+    log_fields: tuple[str, ...]
+
+    #: How a message names what an MCP tool call's ``_meta`` must carry to name a thread
+    #: (empty for a host without :attr:`mcp_meta`).
+    meta_thread_fields: str
 
     #: When a payload's host is told from its fields, adapters are asked in this order,
     #: lowest first: the more a host's envelope is its own, the earlier (Codex borrowed

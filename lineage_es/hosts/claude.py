@@ -69,6 +69,14 @@ class ClaudeAdapter:
     hook_events: tuple[str, ...] = (*SHARED_HOOK_EVENTS, "SessionEnd")
     tool_events = TOOL_EVENTS
     hook_file = HookFile(".claude", "settings.json", folder_env="CLAUDE_CONFIG_DIR", grouped=True)
+    log_fields: tuple[str, ...] = (
+        "hook_event_name",
+        "session_id",
+        "agent_id",
+        "tool_name",
+        "tool_use_id",
+    )
+    meta_thread_fields = ""
     #: Asked last: Claude Code's envelope is the one Codex borrowed, so this adapter takes a
     #: payload in it that shows none of Codex's marks.
     detection_rank = 2

@@ -20,7 +20,7 @@ import orjson
 
 from lineage_es.errors import InputError
 from lineage_es.facts import Acted, ChildIdentified, ChildStarted, Fact, Observation, Stopped
-from lineage_es.hosts.base import parse_time
+from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.claude import is_internal_agent
 from lineage_es.hosts.claude_evidence import SessionEvidence
 from lineage_es.hosts.claude_rows import is_warmup, text_field
@@ -165,6 +165,12 @@ def agent_start(meta: Mapping[str, Any], agent: str, session: str | None) -> Fac
         agent_type=agent_type,
         description=description,
     )
+
+
+def placement_key(agent: str, started: Any, spawn_key: str) -> str:
+    """The key of the placement ``lineage import`` makes of an agent started at ``started``
+    without its call, once the call ``spawn_key`` is found for it."""
+    return payload_key({"agentId": agent, "placedAt": started, "call": spawn_key})
 
 
 def open_agent_file(

@@ -269,3 +269,85 @@ def _row_notified_stops(row: Mapping[str, Any]) -> list[Fact]:
     else:
         return []
     return [stop for text in texts for stop in notified_stops(text)]
+
+
+# -- a row's fields, read one at a time, and the bytes that find rows unparsed --------------
+# ``lineage import`` parses only the lines these bytes point to (in the compact JSON Claude
+# Code writes) and reads the few fields it routes rows by with the readers below.
+
+#: Row types Claude Code writes (2.0 to 2.1.2xx). Others are counted and passed over.
+ROW_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "attachment",
+        "progress",
+        "queue-operation",
+        "file-history-snapshot",
+        "summary",
+        "permission-mode",
+        "ai-title",
+        "custom-title",
+        "last-prompt",
+        "mode",
+        "tag",
+        "agent-name",
+        "pr-link",
+    }
+)
+
+#: What opens a row's ``sessionId`` value.
+SESSION_ID_BYTES = b'"sessionId":"'
+#: What a ``tool_use`` block holds, its ``name`` a little further on.
+TOOL_USE_BYTES = b'"type":"tool_use"'
+TOOL_NAME_BYTES = b'"name":"'
+#: How the name of a spawn call (:data:`~.claude.SPAWN_TOOLS`) begins after ``"name":"``.
+SPAWN_NAME_BYTES = tuple(sorted(f'{name}"'.encode() for name in SPAWN_TOOLS))
+#: What a row of a background task's notice holds.
+TASK_NOTIFICATION_BYTES = b"<task-notification>"
+#: What a 2.1.3x ``agent_progress`` row (a child mirrored in its parent's file) holds.
+AGENT_PROGRESS_BYTES = b'"agent_progress"'
+#: What every row in the compact JSON the other bytes are written in holds.
+COMPACT_TYPE_BYTES = b'"type":"'
+
+
+def session_bytes(session: str) -> bytes:
+    """What a row naming ``session`` as its ``sessionId`` holds."""
+    return SESSION_ID_BYTES + session.encode() + b'"'
+
+
+def result_bytes(tool_use_id: str) -> bytes:
+    """What a row holding the result of the tool call ``tool_use_id`` holds."""
+    return b'"tool_use_id":"' + tool_use_id.encode() + b'"'
+
+
+def row_session(row: Mapping[str, Any]) -> str | None:
+    """The ``sessionId`` a row names, as written (empty too); ``None`` when it names none."""
+    value = row.get("sessionId")
+    return value if isinstance(value, str) else None
+
+
+def row_agent(row: Mapping[str, Any]) -> str | None:
+    """The ``agentId`` a row names, as written (empty too); ``None`` when it names none."""
+    value = row.get("agentId")
+    return value if isinstance(value, str) else None
+
+
+def is_forked_copy(row: Mapping[str, Any]) -> bool:
+    """Whether a row is history a fork copied from the session it was forked from."""
+    return bool(row.get("forkedFrom"))
+
+
+def is_inline_sidechain(row: Mapping[str, Any]) -> bool:
+    """Whether a row is a child's, written in its parent's session file (before 2.1: a
+    sidechain row that names no agent)."""
+    return row.get("isSidechain") is True and not row.get("agentId")
+
+
+def launched_agent(row: Mapping[str, Any]) -> str | None:
+    """The agent a row's tool result says was launched in the background, if any."""
+    result = row.get("toolUseResult")
+    if isinstance(result, dict) and result.get("status") == "async_launched":
+        return row_agent(result)
+    return None

@@ -133,7 +133,23 @@ class CodexAdapter:
     mcp_meta = True
     hook_events: tuple[str, ...] = SHARED_HOOK_EVENTS
     tool_events = TOOL_EVENTS
-    hook_file = HookFile(".codex", "hooks.json", folder_env="CODEX_HOME", grouped=True)
+    hook_file = HookFile(
+        ".codex",
+        "hooks.json",
+        folder_env="CODEX_HOME",
+        grouped=True,
+        install_note="Codex runs a new hook only once you trust it: open /hooks in Codex "
+        "(and on Codex before hooks were on by default, set [features] hooks = true "
+        "in ~/.codex/config.toml)",
+    )
+    log_fields: tuple[str, ...] = (
+        "hook_event_name",
+        "session_id",
+        "agent_id",
+        "tool_name",
+        "tool_use_id",
+    )
+    meta_thread_fields = "'threadId' (or x-codex-turn-metadata's 'thread_id' or 'session_id')"
     #: Asked before Claude Code's adapter, whose envelope Codex borrowed.
     detection_rank = 1
 

@@ -58,7 +58,7 @@ def read_rollout(path: Path, *, bad: OnBadLine | None = None) -> Iterator[Transc
     """
     path = Path(path)
     reader = RolloutReader(str(path))
-    for number, row in _lines(path, bad):
+    for number, row in _json_rows(path, bad):
         if row is None or bad is None:
             yield TranscriptRow(number, None if row is None else reader.observe(row, number))
         else:
@@ -82,7 +82,9 @@ def _observed_leniently(
     yield TranscriptRow(number, observation)
 
 
-def _lines(path: Path, bad: OnBadLine | None = None) -> Iterator[tuple[int, dict[str, Any] | None]]:
+def _json_rows(
+    path: Path, bad: OnBadLine | None = None
+) -> Iterator[tuple[int, dict[str, Any] | None]]:
     """Each line's number and object (``None`` when blank), bounded before it is parsed."""
     return json_rows(path, MAX_LINE_BYTES, bad=bad)
 
@@ -180,7 +182,7 @@ class RolloutReader:
             if thread.copying and self._own_row(thread, row, payload):
                 thread.copying = False
             if not thread.copying:
-                facts.extend(self._facts(thread, kind, payload))
+                facts.extend(self._row_facts(thread, kind, payload))
         return self._observation(row, thread, tuple(facts))
 
     # -- headers ----------------------------------------------------------------------------
@@ -269,7 +271,13 @@ class RolloutReader:
 
     # -- rows -------------------------------------------------------------------------------
 
-    def _facts(self, thread: RolloutThread, kind: Any, payload: Mapping[str, Any]) -> list[Fact]:
+    def _row_facts(
+        self, thread: RolloutThread, kind: Any, payload: Mapping[str, Any]
+    ) -> list[Fact]:
+        """The facts one row of ``thread`` states, told by the row's kind (``response_item``,
+        ``event_msg``) and its payload's ``type``: agent tool calls and their outputs, the end
+        of a child's turn, sub-agent activity, a collab agent's spawn or close; none for any
+        other row."""
         item_type = payload.get("type")
         if kind == "response_item" and item_type == "function_call":
             return self._function_call(thread, payload)

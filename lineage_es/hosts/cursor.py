@@ -84,6 +84,15 @@ class CursorAdapter:
     )
     tool_events: frozenset[str] = frozenset()  # Cursor's entries take no matcher
     hook_file = HookFile(".cursor", "hooks.json", folder_env=None, grouped=False)
+    log_fields: tuple[str, ...] = (
+        "hook_event_name",
+        "session_id",
+        "conversation_id",
+        "subagent_id",
+        "tool_name",
+        "tool_use_id",
+    )
+    meta_thread_fields = ""
     #: Asked first: Cursor's envelope is its own (and Cursor also sends its payloads to
     #: Claude Code's hooks, which it runs as third-party hooks).
     detection_rank = 0

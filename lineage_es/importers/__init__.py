@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lineage_es.importers.claude_projects import import_claude
     from lineage_es.importers.codex_sessions import import_codex
+    from lineage_es.importers.driver import Importer
     from lineage_es.importers.report import ImportReport, Progress
 
-__all__ = ["ImportReport", "Progress", "import_claude", "import_codex"]
+__all__ = ["IMPORTERS", "ImportReport", "Progress", "import_claude", "import_codex", "importer"]
 
 #: Where each public name lives: an import of one host's history loads only that host's code.
 _HOMES = {
@@ -20,6 +21,17 @@ _HOMES = {
     "import_claude": "claude_projects",
     "import_codex": "codex_sessions",
 }
+
+
+#: The importer of each host that keeps a history folder, by host: the name it has here.
+IMPORTERS = {"claude": "import_claude", "codex": "import_codex"}
+
+
+def importer(host: str) -> Importer:
+    """The importer of ``host``'s history (see :data:`IMPORTERS`), its module loaded now:
+    only that host's code; :class:`KeyError` for a host with no importer."""
+    found: Importer = __getattr__(IMPORTERS[host])
+    return found
 
 
 def __getattr__(name: str) -> Any:

@@ -18,6 +18,7 @@ from pathlib import Path
 import orjson
 
 from lineage_es.hosts.claude_agent_files import AGENT_FILE
+from lineage_es.hosts.claude_rows import row_session
 from lineage_es.importers.walk import Found
 
 
@@ -71,8 +72,8 @@ def head_session(path: Path) -> str | None:
                     row = orjson.loads(line)
                 except orjson.JSONDecodeError:
                     continue
-                if isinstance(row, dict) and isinstance(row.get("sessionId"), str):
-                    session: str = row["sessionId"]
+                session = row_session(row) if isinstance(row, dict) else None
+                if session is not None:
                     return session
     except OSError:
         return None

@@ -15,29 +15,15 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 
-#: Row types Claude Code writes (2.0 to 2.1.2xx). Others are counted and passed over.
-ROW_TYPES = frozenset(
-    {
-        "user",
-        "assistant",
-        "system",
-        "attachment",
-        "progress",
-        "queue-operation",
-        "file-history-snapshot",
-        "summary",
-        "permission-mode",
-        "ai-title",
-        "custom-title",
-        "last-prompt",
-        "mode",
-        "tag",
-        "agent-name",
-        "pr-link",
-    }
+from lineage_es.hosts.claude_rows import (
+    COMPACT_TYPE_BYTES,
+    SESSION_ID_BYTES,
+    SPAWN_NAME_BYTES,
+    TOOL_NAME_BYTES,
+    TOOL_USE_BYTES,
+    session_bytes,
 )
 
-_SESSION_ID = b'"sessionId":"'
 #: The queue entry of a line that may start another session (:func:`next_session`).
 _NEXT_SESSION = b"\0session"
 
@@ -99,12 +85,16 @@ def spawn_calls(data: bytes, pos: int) -> list[tuple[int, int]]:
     """Lines holding an ``Agent``/``Task`` call: each ``tool_use`` block's name is checked
     just after it, without searching the rest of the line."""
     found: list[tuple[int, int]] = []
-    marker = b'"type":"tool_use"'
+    marker = TOOL_USE_BYTES
     at = data.find(marker, pos)
     while at >= 0:
-        name = data.find(b'"name":"', at, at + 400)
+        name = data.find(TOOL_NAME_BYTES, at, at + 400)
         newline = data.find(b"\n", at, name) if name >= 0 else 0
-        if name >= 0 and newline < 0 and data.startswith((b'Agent"', b'Task"'), name + 8):
+        if (
+            name >= 0
+            and newline < 0
+            and data.startswith(SPAWN_NAME_BYTES, name + len(TOOL_NAME_BYTES))
+        ):
             end = data.index(b"\n", name) + 1
             found.append((data.rfind(b"\n", 0, at) + 1, end))
             at = data.find(marker, end)
@@ -121,17 +111,17 @@ def next_session(data: bytes, pos: int, session: str | None) -> tuple[int, int] 
     a line naming ``session`` too (a fork's ``forkedFrom``) is the session's own."""
     if session is None:
         return None
-    mine = _SESSION_ID + session.encode() + b'"'
-    last = data.rfind(_SESSION_ID, pos)
+    mine = session_bytes(session)
+    last = data.rfind(SESSION_ID_BYTES, pos)
     if last < 0 or data.find(mine, data.rfind(b"\n", 0, last) + 1, len(data)) >= 0:
         return None
-    at = data.find(_SESSION_ID, pos)
+    at = data.find(SESSION_ID_BYTES, pos)
     while at >= 0:
         start = data.rfind(b"\n", 0, at) + 1
         end = data.index(b"\n", at) + 1
         if data.find(mine, start, end) < 0:
             return start, end
-        at = data.find(_SESSION_ID, end)
+        at = data.find(SESSION_ID_BYTES, end)
     return None
 
 
@@ -146,7 +136,7 @@ def next_marked(data: bytes, pos: int, marker: bytes) -> tuple[int, int] | None:
 def parsed_whole(version: str, raw: bytes) -> bool:
     """Whether a file must be parsed whole: written before 2.1 (inline subagents, results
     without ``agentId``), or not in the compact JSON the markers look for."""
-    return version.startswith(("0.", "1.", "2.0.")) or b'"type":"' not in raw
+    return version.startswith(("0.", "1.", "2.0.")) or COMPACT_TYPE_BYTES not in raw
 
 
 def mirrors_progress_rows(version: str) -> bool:

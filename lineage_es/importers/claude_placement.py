@@ -18,8 +18,9 @@ from dataclasses import replace
 from typing import Any
 
 from lineage_es.facts import ChildIdentified, ChildStarted, Observation
-from lineage_es.hosts.base import parse_time, payload_key
+from lineage_es.hosts.base import parse_time
 from lineage_es.hosts.claude import HOST
+from lineage_es.hosts.claude_agent_files import placement_key
 from lineage_es.importers.claude_session_state import FileState, SessionState
 
 
@@ -70,7 +71,7 @@ class Placement(SessionState):
             placed = self.spawns.place(start, prompt=digest, nesting=bool(nesting), root=root)
             if placed is None or placed.spawn_key is None:
                 continue
-            key = payload_key({"agentId": agent, "placedAt": started, "call": placed.spawn_key})
+            key = placement_key(agent, started, placed.spawn_key)
             observation = Observation(
                 host=HOST, requester=agent, key=key, facts=(placed,), root=root, at=when
             )

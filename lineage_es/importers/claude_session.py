@@ -32,13 +32,24 @@ from lineage_es.hosts.base import parse_time
 from lineage_es.hosts.claude import HOST, is_internal_agent
 from lineage_es.hosts.claude_agent_files import agent_start, read_meta
 from lineage_es.hosts.claude_agents import NESTING_SINCE, Spawns, prompt_digest, version_tuple
-from lineage_es.hosts.claude_rows import RowMeaning, is_warmup
+from lineage_es.hosts.claude_rows import (
+    AGENT_PROGRESS_BYTES,
+    ROW_TYPES,
+    TASK_NOTIFICATION_BYTES,
+    RowMeaning,
+    is_forked_copy,
+    is_inline_sidechain,
+    is_warmup,
+    launched_agent,
+    result_bytes,
+    row_agent,
+    row_session,
+)
 from lineage_es.importers.claude_carryover import calls_state, load_calls, load_later, load_own
 from lineage_es.importers.claude_file_stops import FileStops
 from lineage_es.importers.claude_fileless import Fileless
 from lineage_es.importers.claude_layout import agent_of, nested_session
 from lineage_es.importers.claude_markers import (
-    ROW_TYPES,
     mirrors_progress_rows,
     parse_marked_lines,
     parsed_whole,
@@ -266,11 +277,11 @@ class SessionReader(Placement, Fileless, FileStops):
     def _watched_markers(self, file: FileState) -> set[bytes]:
         """What else to look for, given what was read so far: the results of open spawn
         calls, notices while background agents run, and 2.1.3x progress rows."""
-        markers = {b'"tool_use_id":"' + key.encode() + b'"' for key in self.meaning.open_spawns()}
+        markers = {result_bytes(key) for key in self.meaning.open_spawns()}
         if self.background:
-            markers.add(b"<task-notification>")
+            markers.add(TASK_NOTIFICATION_BYTES)
         if file.progress_rows:
-            markers.add(b'"agent_progress"')
+            markers.add(AGENT_PROGRESS_BYTES)
         return markers
 
     def _parse_line(self, file: FileState, offset: int, raw: bytes) -> None:
@@ -310,11 +321,9 @@ class SessionReader(Placement, Fileless, FileStops):
             self._observe_row(file, offset, row)
 
     def _observe_row(self, file: FileState, offset: int, row: dict[str, Any]) -> None:
-        result = row.get("toolUseResult")
-        if isinstance(result, dict) and result.get("status") == "async_launched":
-            agent = result.get("agentId")
-            if isinstance(agent, str) and not is_internal_agent(agent):
-                self.background.add(agent)
+        agent = launched_agent(row)
+        if agent is not None and not is_internal_agent(agent):
+            self.background.add(agent)
         if file.kind == "main":
             self._observe_session_row(file, offset, row)
         else:
@@ -323,19 +332,19 @@ class SessionReader(Placement, Fileless, FileStops):
     # -- what rows mean -------------------------------------------------------------------------
 
     def _observe_session_row(self, file: FileState, offset: int, row: dict[str, Any]) -> None:
-        session = row.get("sessionId")
-        if not isinstance(session, str) or not session:
+        session = row_session(row)
+        if not session:
             return  # it belongs to the next session, which it does not name
         found: list[Fact] = []
-        if row.get("forkedFrom"):
+        if is_forked_copy(row):
             pass  # history copied from the session it was forked from: not this one's doing
-        elif row.get("isSidechain") is True and not row.get("agentId"):
+        elif is_inline_sidechain(row):
             found = self.meaning.inline_child(row, session)
         else:
             found = self.meaning.facts(row, session)
         facts: list[Fact] = []
         if file.speaker is None:
-            source = "fork" if row.get("forkedFrom") else "transcript"
+            source = "fork" if is_forked_copy(row) else "transcript"
             facts.append(RootSeen(session, source=source))
             self.report.roots.add(session)
             if self.fileless_stop is not None and session == self.group.session:
@@ -370,12 +379,10 @@ class SessionReader(Placement, Fileless, FileStops):
         self._observe_at_row(file, offset, row, session, session, facts)
 
     def _observe_agent_row(self, file: FileState, offset: int, row: dict[str, Any]) -> None:
-        named = row.get("agentId")
-        agent = named if isinstance(named, str) and named else file.agent
+        agent = row_agent(row) or file.agent
         if agent is None:
             return
-        session = row.get("sessionId")
-        root = session if isinstance(session, str) and session else file.root
+        root = row_session(row) or file.root
         facts: list[Fact] = []
         if file.needs_head:
             file.needs_head = False
@@ -444,8 +451,8 @@ class SessionReader(Placement, Fileless, FileStops):
             # is the one an import of the whole file makes, wherever earlier imports cut it
             # (a stop taken back and made again earlier reads the same at every moment).
             at = max(at, file.latest or at)
-            session = row.get("sessionId")
-            if file.kind == "main" and isinstance(session, str) and session != file.speaker:
+            session = row_session(row)
+            if file.kind == "main" and session is not None and session != file.speaker:
                 # A second session in the file that no marked row showed (a recorder's
                 # concatenation of a /clear): it starts here, at the latest.
                 self._observe_session_row(file, offset, row)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lineage_es.facts import Observation
 from lineage_es.importers.ledger import Ledger
@@ -23,6 +23,21 @@ from lineage_es.importers.walk import Found, walk
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
+
+
+class Importer(Protocol):
+    """A host's import of its history folder (``import_claude``, ``import_codex``)."""
+
+    def __call__(
+        self,
+        engine: Engine,
+        folder: Path | None = None,
+        *,
+        reconcile_gone: bool = False,
+        progress: Progress = ...,
+        max_file_bytes: int = ...,
+    ) -> ImportReport: ...
+
 
 Timed = tuple[datetime, int, int, Observation]
 """An observation with where it sorts: the host's time, then the file's rank and line."""

@@ -83,8 +83,8 @@ class _Frames(io.RawIOBase):
     def __init__(self, raw: IO[bytes]) -> None:
         import zstandard
 
-        self._raw = raw
-        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._compressed = raw
+        self._new_frame_decoder = zstandard.ZstdDecompressor().decompressobj
         self._error = zstandard.ZstdError
         self._frame: Any = None  # the frame being decompressed; None between frames
         self._started = False  # whether the current frame was fed any byte
@@ -106,7 +106,7 @@ class _Frames(io.RawIOBase):
 
     def _decompress_step(self) -> None:
         if self._in_pos >= len(self._input):
-            self._input, self._in_pos = self._raw.read(_CHUNK), 0
+            self._input, self._in_pos = self._compressed.read(_CHUNK), 0
             if not self._input:
                 self._done = True
                 self.damaged = self._frame is not None and self._started  # cut inside a frame
@@ -114,7 +114,7 @@ class _Frames(io.RawIOBase):
         piece = self._input[self._in_pos : self._in_pos + self.FEED]
         self._in_pos += len(piece)
         if self._frame is None:
-            self._frame, self._started = self._new(), False
+            self._frame, self._started = self._new_frame_decoder(), False
         try:
             out = self._frame.decompress(piece)
         except self._error:
@@ -127,7 +127,7 @@ class _Frames(io.RawIOBase):
         self._out, self._out_pos = out, 0
 
     def close(self) -> None:
-        self._raw.close()
+        self._compressed.close()
         super().close()
 
 

@@ -169,7 +169,7 @@ def run_replay(
         observed.ingested,
         answers,
         expected=spec.path,
-        steps=_check(spec, observed),
+        steps=_step_results(spec, observed),
     )
 
 
@@ -402,7 +402,7 @@ def _trees_of(
         raise InputError(f"cannot answer a view: {exc}; name the host with `host:`") from None
 
 
-def _check(spec: Expected, observed: _Observed) -> tuple[StepResult, ...]:
+def _step_results(spec: Expected, observed: _Observed) -> tuple[StepResult, ...]:
     """Every step's result; its rows are rows of the recording (:func:`_refuse_steps_without_row`
     refused any other)."""
     results: list[StepResult] = []

@@ -301,8 +301,7 @@ def _check_meta(path: Path, number: int, host: Host, meta: Mapping[str, Any]) ->
         raise _line_error(
             path,
             number,
-            "'mcp._meta' names no thread: missing required field 'threadId' (or "
-            "x-codex-turn-metadata's 'thread_id' or 'session_id')",
+            f"'mcp._meta' names no thread: missing required field {caller.meta_thread_fields}",
         )
 
 

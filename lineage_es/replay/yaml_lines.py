@@ -75,7 +75,7 @@ class LazyLines(Mapping[KeyPath, int]):
 
     def _all_lines(self) -> dict[KeyPath, int]:
         if self._full is None:
-            text = self._text if self._text is not None else self._reread()
+            text = self._text if self._text is not None else self._text_if_unchanged()
             if text is None:
                 self._full = dict(self._known)
             else:
@@ -85,7 +85,9 @@ class LazyLines(Mapping[KeyPath, int]):
             self._text = None
         return self._full
 
-    def _reread(self) -> str | None:
+    def _text_if_unchanged(self) -> str | None:
+        """The file's text read again, or ``None`` when it cannot be read or is no longer the
+        text whose digest was kept."""
         try:
             text = self._path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

@@ -170,6 +170,26 @@ def test_a_refused_payload_is_logged_with_the_event_it_was(store: str, data_home
     )
 
 
+def test_a_refused_payload_is_logged_with_the_fields_its_host_names(
+    store: str, data_home: Path
+) -> None:
+    big = b"x" * MAX_PAYLOAD_BYTES
+    raw = (
+        b'{"conversation_id": "c-1", "hook_event_name": "subagentStop", "subagent_id": "a-2", '
+        b'"agent_id": "not-cursors", "session_id": "c-1", "text": "' + big + b'"}'
+    )
+    run("cursor", raw, store)
+    run("nonesuch", raw, store)
+    cursor, unknown = log_text(data_home).splitlines()[:2]
+    assert cursor.endswith(
+        "[hook_event_name=subagentStop session_id=c-1 conversation_id=c-1 subagent_id=a-2]"
+    )
+    assert unknown.endswith(
+        "[hook_event_name=subagentStop session_id=c-1 conversation_id=c-1 subagent_id=a-2 "
+        "agent_id=not-cursors]"
+    )
+
+
 def test_a_refusal_names_its_host_once(store: str, data_home: Path) -> None:
     run("claude", {"hook_event_name": "SessionStart"}, store)
     assert "claude: PayloadError: missing required field 'session_id'" in log_text(data_home)

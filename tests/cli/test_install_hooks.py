@@ -300,3 +300,14 @@ def test_the_installed_command_runs_in_a_shell_and_journals(tmp_path: Path, home
     assert (done.returncode, done.stdout) == (0, b"")
     with open_engine(store) as engine:
         assert engine.lineage("s-1").depth == 0
+
+
+def test_cli_install_hooks_tells_what_a_host_needs_before_it_runs_new_hooks() -> None:
+    result = CliRunner().invoke(main, ["install-hooks", "codex", "claude"])
+    assert result.exit_code == 0
+    note = adapter("codex").hook_file.install_note
+    assert note is not None and f"codex: {note}" in result.stderr
+    assert "open /hooks in Codex" in result.stderr
+    assert adapter("claude").hook_file.install_note is None
+    again = CliRunner().invoke(main, ["install-hooks", "codex"])
+    assert "open /hooks" not in again.stderr  # nothing new: nothing to trust

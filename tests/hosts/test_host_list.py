@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import get_args
 
 from lineage_es.facts import HOSTS, Host
-from lineage_es.hosts import adapters
+from lineage_es.hosts import adapters, log_fields
 from lineage_es.replay.schema_check import schema
 
 
@@ -31,3 +31,24 @@ def test_each_adapter_declares_the_hook_events_it_reads() -> None:
 def test_detection_asks_each_adapter_at_a_rank_of_its_own() -> None:
     ranks = [each.detection_rank for each in adapters()]
     assert len(set(ranks)) == len(ranks)
+
+
+def test_a_hook_log_line_names_each_adapters_fields_or_all_of_them_for_no_host() -> None:
+    for each in adapters():
+        assert log_fields(each.host) == each.log_fields
+    # For a host we do not know: every adapter's, each after the one it follows in its own.
+    every = (
+        "hook_event_name",
+        "session_id",
+        "conversation_id",
+        "subagent_id",
+        "agent_id",
+        "tool_name",
+        "tool_use_id",
+    )
+    assert log_fields(None) == log_fields("nonesuch") == every
+
+
+def test_only_a_host_that_reads_mcp_meta_names_what_names_a_thread_in_it() -> None:
+    for each in adapters():
+        assert bool(each.meta_thread_fields) == each.mcp_meta

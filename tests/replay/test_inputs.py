@@ -316,6 +316,10 @@ def test_a_recorded_mcp_call_whose_meta_names_no_thread_is_refused(tmp_path: Pat
     error = _error(write_lines(tmp_path / "r.jsonl", *rows))
     assert error.line == 2
     assert "names no thread" in error.reason
+    assert error.reason.endswith(
+        "'mcp._meta' names no thread: missing required field 'threadId' (or "
+        "x-codex-turn-metadata's 'thread_id' or 'session_id')"
+    )
 
 
 @pytest.mark.parametrize("host", ["claude", "cursor"])
