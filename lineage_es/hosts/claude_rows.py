@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from lineage_es.facts import (
@@ -23,6 +24,7 @@ from lineage_es.facts import (
     SpawnRequested,
     Stopped,
 )
+from lineage_es.hosts.base import parse_time
 from lineage_es.hosts.claude import SPAWN_TOOLS, is_internal_agent, notified_stops
 
 
@@ -320,6 +322,39 @@ def session_bytes(session: str) -> bytes:
 def result_bytes(tool_use_id: str) -> bytes:
     """What a row holding the result of the tool call ``tool_use_id`` holds."""
     return b'"tool_use_id":"' + tool_use_id.encode() + b'"'
+
+
+def is_known_row(row: Mapping[str, Any]) -> bool:
+    """Whether a row is of a type Claude Code writes (:data:`ROW_TYPES`)."""
+    return row.get("type") in ROW_TYPES
+
+
+def row_uuid(row: Mapping[str, Any]) -> str | None:
+    """The ``uuid`` a row is written under (rows repeat under theirs); ``None`` when none."""
+    value = row.get("uuid")
+    return value if isinstance(value, str) else None
+
+
+def row_version(row: Mapping[str, Any]) -> str | None:
+    """The Claude Code ``version`` that wrote a row; ``None`` when it names none."""
+    value = row.get("version")
+    return value if isinstance(value, str) else None
+
+
+def row_time(row: Mapping[str, Any]) -> datetime | None:
+    """When a row was written; ``None`` when it has no readable time."""
+    return parse_time(row.get("timestamp"))
+
+
+def is_timed(row: Mapping[str, Any]) -> bool:
+    """Whether a row carries a time at all (a title or a mode row does not)."""
+    return row.get("timestamp") is not None
+
+
+def session_row(session: str, **fields: Any) -> dict[str, Any]:
+    """A row of ``session`` the importer makes up to key what no row of the host states
+    (``fields`` say what): it names the session as a row of it does."""
+    return {"sessionId": session, **fields}
 
 
 def row_session(row: Mapping[str, Any]) -> str | None:

@@ -403,6 +403,12 @@ class RolloutReader:
         return value
 
 
+def continuation_state(thread: str) -> dict[str, Any]:
+    """A :meth:`RolloutReader.state` for a continuation of ``thread`` (a file that carries
+    it on) when no earlier import read the thread: its rows still act for it."""
+    return {"thread": {"id": thread}, "delegation": True, "in_header": False}
+
+
 def _arguments(value: Any) -> Mapping[str, Any]:
     """A function call's arguments: JSON text, or already an object; empty when unreadable
     (the call is still a spawn; only its details are lost)."""

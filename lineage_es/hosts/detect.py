@@ -15,6 +15,7 @@ from typing import Any, Literal
 from lineage_es.errors import UnknownHost
 from lineage_es.facts import Host
 from lineage_es.hosts import adapter, adapters
+from lineage_es.hosts.codex_rows import ROW_TYPES as _CODEX_ROW_TYPES
 
 #: The forms a recorded file can be in: bare hook payloads, the recording form of ``lineage
 #: hook --record`` (``{host, at, payload}`` or ``{host, at, mcp}``), a Claude Code session
@@ -24,12 +25,12 @@ Form = Literal["hooks", "recording", "claude-transcript", "codex-rollout"]
 #: The host each transcript form belongs to.
 FORM_HOST: dict[Form, Host] = {"claude-transcript": "claude", "codex-rollout": "codex"}
 
-#: The ``type`` of a Codex rollout's rows (whose ``payload`` is an object).
-_CODEX_ROW_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "history_base"}
-)
-
-#: The ``type`` of a Claude Code transcript's rows.
+#: The ``type`` of a Claude Code transcript's rows that marks a first row as one on its own
+#: (other typed rows need a ``sessionId`` or ``uuid``). Not :data:`.claude_rows.ROW_TYPES`,
+#: on purpose: that is every type the importer reads (it has since grown ``last-prompt``,
+#: ``tag``, ``agent-name``, ``pr-link``), and taking it here would read a file opening with
+#: such a row and neither field as a transcript rather than hook payloads, as it is read now;
+#: and :mod:`.claude_rows` imports Claude's adapter, which this module must not load.
 _CLAUDE_ROW_TYPES = frozenset(
     {
         "user",

@@ -37,6 +37,7 @@ from lineage_es.facts import (
 from lineage_es.hosts.base import parse_time
 from lineage_es.hosts.claude import HOST, is_internal_agent
 from lineage_es.hosts.claude_agents import SpawnCall
+from lineage_es.hosts.claude_rows import row_time
 from lineage_es.importers.claude_layout import agent_of
 from lineage_es.importers.claude_session_state import FileState, SessionState
 
@@ -352,7 +353,7 @@ def _resume_sorts_at(stop: datetime | None, row: dict[str, Any]) -> datetime | N
     last row, which may be stamped before that stop: no earlier than anything the rows read
     before said (:attr:`FileState.latest`, kept in the ledger), as one import of the whole
     file stops it; that stop sorts after this (:attr:`FileState.went_on`), dated at its row."""
-    at = parse_time(row.get("timestamp"))
+    at = row_time(row)
     return min(stop, at) if stop and at else stop or at
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from lineage_es.facts import Acted, Fact, Stopped
-from lineage_es.hosts.base import parse_time
+from lineage_es.hosts.claude_rows import row_time
 from lineage_es.importers.claude_session_state import FileState, SessionState
 from lineage_es.importers.lines import Skips, read_lines
 
@@ -119,7 +119,7 @@ class FileStops(SessionState):
                         row = orjson.loads(raw)
                     except orjson.JSONDecodeError:
                         continue
-                    at = parse_time(row.get("timestamp")) if isinstance(row, dict) else None
+                    at = row_time(row) if isinstance(row, dict) else None
                     if at is None or at <= waiting[0]:
                         continue
                     while waiting and waiting[0] < at:

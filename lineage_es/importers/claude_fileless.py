@@ -23,6 +23,7 @@ from typing import Any
 
 from lineage_es.facts import Fact, RootSeen, Stopped
 from lineage_es.hosts.base import parse_time
+from lineage_es.hosts.claude_rows import session_row
 from lineage_es.importers.claude_carryover import Carryover
 from lineage_es.importers.claude_session_state import FileState
 from lineage_es.importers.walk import Found
@@ -60,7 +61,7 @@ class Fileless(Carryover):
         if all(self.ledger.unchanged(found) for found in self.group.agents):
             return
         anchor = self._fileless_file(0)
-        row = {"sessionId": session, "fileless": "on", "since": since.isoformat()}
+        row = session_row(session, fileless="on", since=since.isoformat())
         self._resume_session(anchor, 0, row | {"files": self._agent_file_sizes()}, session, since)
         self.fileless_on = anchor
 
@@ -84,7 +85,7 @@ class Fileless(Carryover):
         first, known = min(firsts), self.fileless_from
         if known is not None and first < known:
             anchor = self._fileless_file(0)
-            row = {"sessionId": session, "fileless": "from", "at": first.isoformat()}
+            row = session_row(session, fileless="from", at=first.isoformat())
             seen: list[Fact] = [RootSeen(session)]
             keyed = row | {"files": self._agent_file_sizes()}
             self._observe_at_row(
@@ -121,7 +122,7 @@ class Fileless(Carryover):
             self.timed[index] = (when, rank, place, observation)
             order = max(end, when)
         last = self._fileless_file(len(self.group.agents) + 1)
-        row = {"sessionId": session, "fileless": "end", "at": end.isoformat()}
+        row = session_row(session, fileless="end", at=end.isoformat())
         stop: list[Fact] = [Stopped(conversation=session, provisional=True)]
         self._observe_at_row(
             last,

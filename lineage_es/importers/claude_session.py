@@ -34,16 +34,20 @@ from lineage_es.hosts.claude_agent_files import agent_start, read_meta
 from lineage_es.hosts.claude_agents import NESTING_SINCE, Spawns, prompt_digest, version_tuple
 from lineage_es.hosts.claude_rows import (
     AGENT_PROGRESS_BYTES,
-    ROW_TYPES,
     TASK_NOTIFICATION_BYTES,
     RowMeaning,
     is_forked_copy,
     is_inline_sidechain,
+    is_known_row,
+    is_timed,
     is_warmup,
     launched_agent,
     result_bytes,
     row_agent,
     row_session,
+    row_time,
+    row_uuid,
+    row_version,
 )
 from lineage_es.importers.claude_carryover import calls_state, load_calls, load_later, load_own
 from lineage_es.importers.claude_file_stops import FileStops
@@ -295,19 +299,20 @@ class SessionReader(Placement, Fileless, FileStops):
             return
         if not isinstance(row, dict):
             return  # counted with the region's lines: it has no object's shape
-        if row.get("type") not in ROW_TYPES:
+        if not is_known_row(row):
             self.skips[UNKNOWN_TYPE] += 1
             file.unknown.add(offset)
             return
-        uuid = row.get("uuid")
-        if isinstance(uuid, str):
+        uuid = row_uuid(row)
+        if uuid is not None:
             if uuid in self.seen:  # rows repeat (HOSTS.md 1.4, quirk 5)
                 return
             self.seen.add(uuid)
-        if file.needs_head and isinstance(row.get("version"), str):
-            file.legacy = parsed_whole(row["version"], raw)
-            file.progress_rows = mirrors_progress_rows(row["version"])
-        at = parse_time(row.get("timestamp"))
+        version = row_version(row)
+        if file.needs_head and version is not None:
+            file.legacy = parsed_whole(version, raw)
+            file.progress_rows = mirrors_progress_rows(version)
+        at = row_time(row)
         if at is None and file.at is None and file.needs_head and len(file.held) < 64:
             file.held.append((offset, row))  # leading rows take the file's first time
             return
@@ -366,7 +371,7 @@ class SessionReader(Placement, Fileless, FileStops):
             self.report.roots.add(session)
             self.ended.clear()
         elif file.resume:
-            if found or row.get("timestamp") is not None:
+            if found or is_timed(row):
                 self._resume_session(file, offset, row, session)
             else:
                 # A row with no time (a title, a mode) is written again after every turn,
@@ -392,8 +397,8 @@ class SessionReader(Placement, Fileless, FileStops):
                 return
             file.agent = file.speaker = agent
             file.root = root
-            version = row.get("version")
-            file.nesting = not isinstance(version, str) or version_tuple(version) >= NESTING_SINCE
+            version = row_version(row)
+            file.nesting = version is None or version_tuple(version) >= NESTING_SINCE
             file.prompt = prompt_digest(row)
             start = self._agent_start(file, agent, root)
             if isinstance(start, ChildStarted):
@@ -438,11 +443,11 @@ class SessionReader(Placement, Fileless, FileStops):
                 continue
             if not isinstance(row, dict):
                 continue  # counted with its region's lines
-            if row.get("type") not in ROW_TYPES:
+            if not is_known_row(row):
                 if offset not in file.unknown:  # not counted when a marker found it
                     self.skips[UNKNOWN_TYPE] += 1
                 continue
-            at = parse_time(row.get("timestamp"))
+            at = row_time(row)
             if at is None:
                 continue
             # Rows are not always in time order (attachments are stamped before the prompt

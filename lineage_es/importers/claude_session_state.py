@@ -30,6 +30,7 @@ from lineage_es.facts import (
 from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.claude import HOST, is_internal_agent
 from lineage_es.hosts.claude_agents import Spawns
+from lineage_es.hosts.claude_rows import row_time
 from lineage_es.importers.claude_layout import SessionFiles, agent_of
 from lineage_es.importers.lines import NOT_OBJECT, Skips
 from lineage_es.importers.walk import Found
@@ -232,7 +233,7 @@ class SessionState:
         not the one they are sorted by (``at``, the row's): only with ``key_suffix``."""
         if not facts:
             return
-        when = at or parse_time(row.get("timestamp")) or file.at or _mtime_as_time(file.found)
+        when = at or row_time(row) or file.at or _mtime_as_time(file.found)
         if not key_suffix:
             # A child named for the first time that has no file of its own (known only from
             # its call's result) is observed apart, at its spawn call's time: it started then.

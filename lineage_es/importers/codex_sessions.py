@@ -7,11 +7,10 @@ compressed (``.jsonl.zst``); continuation files ``…-<threadId>_<rolloutId>.jso
 only the first ``session_meta`` of a file is authoritative, forked children copy their
 parent's, review and guardian threads are not delegation.
 
-A Codex row names its kind in its first bytes (``{"timestamp":…,"type":…,"payload":{"type":…``),
-so each line is looked at there and parsed only when it can carry a lineage fact: headers,
-spawn, close and resume calls and the outputs of spawn calls, sub-agent activity, a child's
-turn ends. Every file's observations are journaled together in the host's time order, so a
-parent's spawn comes before the child's own header, whichever file holds them.
+Each line is looked at in its first bytes and parsed only when it can carry a lineage fact
+(:mod:`~lineage_es.hosts.codex_rows` tells which). Every file's observations are journaled
+together in the host's time order, so a parent's spawn comes before the child's own header,
+whichever file holds them.
 """
 
 from __future__ import annotations
@@ -29,7 +28,16 @@ from lineage_es.errors import InputError
 from lineage_es.facts import Acted, ChildIdentified, Fact, Observation, RootSeen, Stopped
 from lineage_es.hosts.base import parse_time, payload_key
 from lineage_es.hosts.codex import HOST
-from lineage_es.hosts.codex_rollout import RolloutReader, RolloutThread
+from lineage_es.hosts.codex_rollout import RolloutReader, RolloutThread, continuation_state
+from lineage_es.hosts.codex_rows import (
+    is_compact,
+    is_header,
+    is_known_row,
+    is_timed_line,
+    may_carry_fact,
+    row_time,
+    whole_row_kind,
+)
 from lineage_es.importers.codex_carryover import Carry, GoesOn, Stop
 from lineage_es.importers.driver import Batch, ImportRun, Plan, Timed, import_history
 from lineage_es.importers.ledger import Ledger, tail_before
@@ -63,20 +71,6 @@ ARCHIVE_FOLDER = "archived_sessions"
 #: in the middle of a file, followed by the next row on a line of its own or on the same one.
 TORN = "torn line (a row cut off mid-write)"
 
-#: Rollout line types (0.7x to 0.15x). Others are counted and passed over.
-ROW_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "history_base"}
-)
-
-_ROW_TYPES = frozenset(kind.encode() for kind in ROW_TYPES)
-
-#: Events that can carry a lineage fact, as they appear in a line's first bytes.
-_EVENTS = (b'"sub_agent_activity"', b'"collab_agent_spawn_end"', b'"collab_close_end"')
-#: A child's turn ends (they stop it until its next row).
-_TURN_ENDS = (b'"task_complete"', b'"turn_aborted"')
-_CALLS = (b"spawn_agent", b"close_agent", b"resume_agent")
-_HEAD_BYTES = 256
-_TYPE_FIELD = re.compile(rb'"type":"([^"]*)"')
 _CONTINUATION = re.compile(
     r".*-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})_[^/]+"
     r"\.jsonl(\.zst)?"
@@ -192,9 +186,7 @@ class _Rollout:
         if entry:
             self.reader.restore(entry.get("state") or {})
         elif thread is not None:
-            self.reader.restore(
-                self.ledger.group(f"thread:{thread}") or _unread_continuation_state(thread)
-            )
+            self.reader.restore(self.ledger.group(f"thread:{thread}") or continuation_state(thread))
         self.owns = set(entry.get("owns") or ())
         start = int(entry.get("offset", 0))
         # After a turn's end, the next row resumes the thread at its own time; an entry
@@ -222,8 +214,8 @@ class _Rollout:
                     progress.advance(size)
                     if raw and raw.strip():
                         if self.loose is None:
-                            self.loose = b'"type":"' not in raw
-                        timed_row = b'"timestamp"' in raw[:_HEAD_BYTES]
+                            self.loose = not is_compact(raw)
+                        timed_row = is_timed_line(raw)
                         if timed_row and self.stop is not None:
                             self._take_thread_on(raw, here)
                         self.bad = False
@@ -283,7 +275,7 @@ class _Rollout:
             row = orjson.loads(raw)
         except orjson.JSONDecodeError:
             row = None
-        at = parse_time(row.get("timestamp")) if isinstance(row, dict) else None
+        at = row_time(row) if isinstance(row, dict) else None
         key = payload_key(row) if isinstance(row, dict) else f"{self.found.rel}@{here}"
         root = thread.root or thread.id
         self.going.append(GoesOn(thread.id, root, stop, at, key, self.rank))
@@ -301,28 +293,12 @@ class _Rollout:
         thread = reader.thread
         if thread is None or thread.copying or self.resume or self.loose:
             return True
-        head = raw[:_HEAD_BYTES]
-        kind = _TYPE_FIELD.search(head)
-        if kind is None or kind.group(1) not in _ROW_TYPES or not _looks_whole_row(raw):
+        kind = whole_row_kind(raw)
+        if kind is None:
             # Not a row of a known type, or not a whole one: parsed, to count it by its fault.
             self._parse_line(0, raw, self.report.skipped, observe=False)
             return False
-        kind_name = kind.group(1)
-        if kind_name == b"session_meta":
-            return True
-        if kind_name == b"response_item":
-            if b'"function_call"' in head:
-                return any(call in raw for call in _CALLS)
-            if b'"function_call_output"' in head and thread.spawn_calls:
-                return any(key.encode() in raw for key in thread.spawn_calls)
-            return False
-        if kind_name == b"event_msg":
-            if b'"item_completed"' in head:
-                return b"SubAgentActivity" in raw
-            if thread.is_child and any(end in head for end in _TURN_ENDS):
-                return True
-            return any(event in head for event in _EVENTS)
-        return False
+        return may_carry_fact(kind, raw, thread.spawn_calls, is_child=thread.is_child)
 
     def _parse_line(self, number: int, raw: bytes, skips: Skips, *, observe: bool = True) -> None:
         """Parse a line and, unless it is bad (counted in ``skips`` by its fault), observe
@@ -337,7 +313,7 @@ class _Rollout:
             skips[NOT_OBJECT] += 1
             self.bad = True
             return
-        if row.get("type") not in ROW_TYPES:
+        if not is_known_row(row):
             skips[UNKNOWN_TYPE] += 1
             return
         if not observe:
@@ -357,7 +333,7 @@ class _Rollout:
                 self.resume = False  # a review or guardian thread: nothing to resume
             return
         facts = observation.facts
-        header = row.get("type") == "session_meta"
+        header = is_header(row)
         if not (header or self.resume or any(not isinstance(f, Acted) for f in facts)):
             return
         self.resume = False
@@ -415,7 +391,7 @@ class _Rollout:
             except orjson.JSONDecodeError:
                 self.report.skipped[TORN if raw.lstrip().startswith(b"{") else NOT_JSON] += 1
                 continue
-            at = parse_time(row.get("timestamp")) if isinstance(row, dict) else None
+            at = row_time(row) if isinstance(row, dict) else None
             if at is not None:
                 return number, row, at
         return None
@@ -449,15 +425,3 @@ class _Rollout:
 
 def _stops_thread(fact: Fact, thread: str) -> bool:
     return isinstance(fact, Stopped) and fact.conversation == thread
-
-
-def _looks_whole_row(raw: bytes) -> bool:
-    """Whether a line looks like one whole row, judged without parsing it: it ends its
-    object, and no second row begins inside it (a line torn off where the next write went
-    on). A nested object keyed ``timestamp`` looks like the latter; parsing settles it."""
-    return raw.endswith((b"}\n", b"}", b"}\r\n")) and raw.find(b'{"timestamp"', 1) < 0
-
-
-def _unread_continuation_state(thread: str) -> dict[str, Any]:
-    """A continuation of a thread no earlier import read: its rows still act for it."""
-    return {"thread": {"id": thread}, "delegation": True, "in_header": False}
