@@ -125,9 +125,9 @@ class Engine:
         guard. Made on first use: a hook process never loads the ledger's code."""
         with self._lock:
             if self._ledgers is None:
-                from lineage_es.engine.guarded_ledgers import GuardedLedgerStore
+                from lineage_es.engine.ledgers import LedgerStore
 
-                self._ledgers = GuardedLedgerStore(self.app, self._guarded)
+                self._ledgers = LedgerStore(self.app, self._guarded)
             return self._ledgers
 
     def _failed(self, exc: Exception) -> NoReturn:

@@ -8,6 +8,9 @@ application behind it.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from eventsourcing.application import AggregateNotFoundError
@@ -36,19 +39,27 @@ class LedgerConflict(LineageError):
 
 
 class LedgerStore:
-    """Loads and saves the import ledgers of one journal (``LedgerStore(app)``)."""
+    """Loads and saves the import ledgers of one journal. Every call runs inside ``guard()``:
+    the engine passes its own guard (its lock, a closed engine refused, the store's failures
+    named), as for every public call of the engine."""
 
-    def __init__(self, app: Application[UUID]) -> None:
+    def __init__(
+        self,
+        app: Application[UUID],
+        guard: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
+    ) -> None:
         self.app = app
+        self._guard = guard
 
     def load(self, host: str, folder: str) -> ImportLedger | None:
         """The ledger of ``host``'s history folder ``folder`` (an absolute path); ``None``
         when that folder was never imported."""
-        try:
-            ledger: ImportLedger = self.app.repository.get(ledger_id(host, folder))
-        except AggregateNotFoundError:
-            return None
-        return ledger
+        with self._guard():
+            try:
+                ledger: ImportLedger = self.app.repository.get(ledger_id(host, folder))
+            except AggregateNotFoundError:
+                return None
+            return ledger
 
     def save(self, ledger: ImportLedger) -> None:
         """Journal the ledger's pending events (none: nothing is written). Raises
@@ -56,15 +67,20 @@ class LedgerStore:
         ledger's version check is the only lock two imports of one folder share."""
         if not ledger.pending_events:
             return
-        try:
-            self.app.save(ledger)
-        except IntegrityError:
-            raise LedgerConflict(ledger.folder) from None
+        with self._guard():
+            try:
+                self.app.save(ledger)
+            except IntegrityError:
+                raise LedgerConflict(ledger.folder) from None
 
     def other_folders(self, host: str, folder: str) -> list[str]:
         """Every folder imported for ``host`` except ``folder``, in the order first imported.
         Found by the ledgers' opening events (read by topic, a page at a time): they are the
         only record of which folders were imported."""
+        with self._guard():
+            return self._folders_other_than(host, folder)
+
+    def _folders_other_than(self, host: str, folder: str) -> list[str]:
         recorder = self.app.recorder
         folders: list[str] = []
         position = 0

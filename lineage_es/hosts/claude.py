@@ -27,6 +27,7 @@ from lineage_es.facts import (
 )
 from lineage_es.hosts.base import HookFile, nested_str, optional_object, optional_str
 from lineage_es.hosts.session_envelope import (
+    ENVELOPE_LOG_FIELDS,
     SHARED_HOOK_EVENTS,
     TOOL_EVENTS,
     envelope_observation,
@@ -69,13 +70,7 @@ class ClaudeAdapter:
     hook_events: tuple[str, ...] = (*SHARED_HOOK_EVENTS, "SessionEnd")
     tool_events = TOOL_EVENTS
     hook_file = HookFile(".claude", "settings.json", folder_env="CLAUDE_CONFIG_DIR", grouped=True)
-    log_fields: tuple[str, ...] = (
-        "hook_event_name",
-        "session_id",
-        "agent_id",
-        "tool_name",
-        "tool_use_id",
-    )
+    log_fields: tuple[str, ...] = ENVELOPE_LOG_FIELDS
     meta_thread_fields = ""
     #: Asked last: Claude Code's envelope is the one Codex borrowed, so this adapter takes a
     #: payload in it that shows none of Codex's marks.

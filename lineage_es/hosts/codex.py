@@ -36,6 +36,7 @@ from lineage_es.hosts.base import (
     require_str,
 )
 from lineage_es.hosts.session_envelope import (
+    ENVELOPE_LOG_FIELDS,
     SHARED_HOOK_EVENTS,
     TOOL_EVENTS,
     envelope_observation,
@@ -142,13 +143,7 @@ class CodexAdapter:
         "(and on Codex before hooks were on by default, set [features] hooks = true "
         "in ~/.codex/config.toml)",
     )
-    log_fields: tuple[str, ...] = (
-        "hook_event_name",
-        "session_id",
-        "agent_id",
-        "tool_name",
-        "tool_use_id",
-    )
+    log_fields: tuple[str, ...] = ENVELOPE_LOG_FIELDS
     meta_thread_fields = "'threadId' (or x-codex-turn-metadata's 'thread_id' or 'session_id')"
     #: Asked before Claude Code's adapter, whose envelope Codex borrowed.
     detection_rank = 1

@@ -29,6 +29,9 @@ SHARED_HOOK_EVENTS = (
     "Stop",
 )
 
+#: The envelope fields a ``hook.log`` line names for a payload of either host that failed.
+ENVELOPE_LOG_FIELDS = ("hook_event_name", "session_id", "agent_id", "tool_name", "tool_use_id")
+
 #: The events whose matcher is a tool name, in both hosts' configs.
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 
