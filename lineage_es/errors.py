@@ -37,6 +37,32 @@ class NoJournal(StoreError):
         super().__init__(f"no journal at {path}")
 
 
+class StoreLocked(StoreError):
+    """Another connection held a lock the store needed for longer than the lock timeout: the
+    call gave up after one wait (``waited`` seconds, when known) and was not retried; the
+    statement that waited wrote nothing (what the call journaled before it stays journaled,
+    and the view catches up on the next call). ``holder`` names who held the lock when the
+    database can tell (PostgreSQL: pid, ``application_name``, client address, since when);
+    SQLite cannot."""
+
+    def __init__(
+        self,
+        store: str,
+        *,
+        waited: float | None = None,
+        holder: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        self.store = store
+        self.waited = waited
+        self.holder = holder
+        if message is None:
+            wait = f"gave up after {waited:g} s" if waited is not None else "gave up"
+            held = holder or "another connection (the database does not say which)"
+            message = f"store {store} is locked: {wait} waiting for a lock held by {held}"
+        super().__init__(message)
+
+
 class EngineClosed(StoreError):
     """A call on an engine after its ``close()``: its connections are gone, and a closed
     engine must neither answer nor journal."""

@@ -27,7 +27,7 @@ from lineage_es.engine.guards import (
 from lineage_es.engine.journaling import Clock, Journaler, as_utc
 from lineage_es.engine.routing import Router
 from lineage_es.engine.unit import CacheWatch
-from lineage_es.errors import EngineClosed, InvalidArgument, StoreError
+from lineage_es.errors import EngineClosed, InvalidArgument, StoreError, StoreLocked
 from lineage_es.facts import DELETE_REASONS, Deleted, Fact, Observation, Renamed
 from lineage_es.model import AgentLineage, Chain, ForestNode, LineageTree, Member, Provenance
 from lineage_es.model import Relation as RelationName
@@ -37,12 +37,13 @@ from lineage_es.read.projection import Progress, Projector
 from lineage_es.read.queries import Queries
 from lineage_es.read.view import MemoryView, NodeRow, ViewStore
 from lineage_es.stores import (
-    SQLITE_LOCK_TIMEOUT,
+    LockTimedOut,
     SetupHold,
     StoreLocation,
     StoreNeeds,
     application_env,
     default_store_url,
+    lock_timeout_for,
     parse_store_url,
     prepare_sqlite_file,
     setup_lock,
@@ -101,6 +102,10 @@ class Engine:
                     app.close()
             if isinstance(exc, StoreError) or not isinstance(exc, Exception):
                 raise
+            if isinstance(exc, LockTimedOut):
+                raise StoreLocked(
+                    self.location.display, waited=exc.waited, holder=exc.holder
+                ) from exc
             # every driver has its own errors; name the store
             raise wrap_open_error(self.location, exc) from None
         self.queries = Queries(self.view)
@@ -160,11 +165,16 @@ class Engine:
             from lineage_es.read.sqlview import SQLiteView
 
             assert self.location.path is not None
-            timeout = SQLITE_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+            timeout = lock_timeout_for("sqlite", lock_timeout)
             return SQLiteView(self.location.path, timeout=timeout)
         from lineage_es.read.sqlview import PostgresView
 
-        return PostgresView(self.location.postgres, connection=hold.take(), tables_exist=hold.ready)
+        return PostgresView(
+            self.location.postgres,
+            connection=hold.take(),
+            tables_exist=hold.ready,
+            lock_timeout=lock_timeout,
+        )
 
     # -- writing --------------------------------------------------------------------------
 

@@ -21,9 +21,10 @@ from eventsourcing.persistence import (
     ProgrammingError,
 )
 
-from lineage_es.errors import InvalidArgument, PayloadError, StoreError
+from lineage_es.errors import InvalidArgument, PayloadError, StoreError, StoreLocked
 from lineage_es.facts import Observation, Renamed
 from lineage_es.stores import StoreKind
+from lineage_es.stores.locks import LockTimedOut, is_lock_wait_error
 
 #: The longest display name :meth:`Engine.rename` takes: a label on a tree line, not a text.
 MAX_NAME_LENGTH = 256
@@ -105,7 +106,15 @@ class StoreFailures:
     def store_error(self, exc: Exception, store: str) -> StoreError | None:
         """The :class:`StoreError` to raise for ``exc``, caught from the store ``store`` (its
         display name), naming the store and the first line of the reason; ``None`` when
-        ``exc`` is a caller's fault rather than the store's, to be raised as it is."""
+        ``exc`` is a caller's fault rather than the store's, to be raised as it is.
+
+        A wait for another connection's lock that ran out is a :class:`StoreLocked`, naming
+        how long it waited and who held the lock where the store could tell
+        (:class:`~lineage_es.stores.locks.LockTimedOut`)."""
+        if isinstance(exc, LockTimedOut):
+            return StoreLocked(store, waited=exc.waited, holder=exc.holder)
+        if is_lock_wait_error(exc):  # the view's own connection: no more is known
+            return StoreLocked(store)
         if isinstance(exc, self.callers) and not is_store_side(exc):
             return None
         lines = str(exc).strip().splitlines()

@@ -232,6 +232,10 @@ def save_with_retries(
     A unit that fails evicts what it touched from the cache. The wait after a lost race is
     jittered, so the contenders spread out instead of colliding again in lockstep. (A loop of
     a few lines rather than a retry library: the hook imports this on every host event.)
+
+    Only a lost race is retried: a wait for another process's lock that ran out
+    (:class:`~lineage_es.stores.LockTimedOut`) ends the unit at once, since another attempt
+    would wait the whole lock timeout again.
     """
     for attempt in range(MAX_ATTEMPTS):
         unit = begin()

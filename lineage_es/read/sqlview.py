@@ -18,7 +18,7 @@ import orjson
 
 from lineage_es.errors import StoreError
 from lineage_es.read.view import NodeRow
-from lineage_es.stores import SQLITE_LOCK_TIMEOUT, postgres_conninfo
+from lineage_es.stores import SQLITE_LOCK_TIMEOUT, bounded_conninfo
 
 COLUMNS = (
     "nid",
@@ -317,14 +317,22 @@ class PostgresView(SqlView):
     for again."""
 
     def __init__(
-        self, settings: dict[str, str], connection: Any = None, *, tables_exist: bool = False
+        self,
+        settings: dict[str, str],
+        connection: Any = None,
+        *,
+        tables_exist: bool = False,
+        lock_timeout: float | None = None,
     ) -> None:
         import psycopg
 
         self._lock = threading.RLock()
         self._settings = settings
+        self._lock_timeout = lock_timeout
         try:
-            self._db = connection or psycopg.connect(**postgres_conninfo(settings), autocommit=True)
+            self._db = connection or psycopg.connect(
+                **bounded_conninfo(settings, lock_timeout), autocommit=True
+            )
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the tree view in PostgreSQL: {exc}") from None
         if tables_exist:
@@ -350,7 +358,10 @@ class PostgresView(SqlView):
 
         self._check_open()
         if self._db.closed:
-            self._db = psycopg.connect(**postgres_conninfo(self._settings), autocommit=True)
+            # the same lock timeout and name as the connection it replaces
+            self._db = psycopg.connect(
+                **bounded_conninfo(self._settings, self._lock_timeout), autocommit=True
+            )
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
         with self._lock:

@@ -6,7 +6,8 @@ machines share one journal.
 
 The package keeps one concern per module: :mod:`~lineage_es.stores.locations` (URLs),
 :mod:`~lineage_es.stores.sqlite_files` (the journal's SQLite file),
-:mod:`~lineage_es.stores.settings` (eventsourcing's settings and factories) and
+:mod:`~lineage_es.stores.settings` (eventsourcing's settings and factories),
+:mod:`~lineage_es.stores.locks` (lock waits that run out, and who held the lock) and
 :mod:`~lineage_es.stores.setup` (creating a PostgreSQL store's tables once); what callers use is
 imported here.
 """
@@ -23,6 +24,7 @@ from lineage_es.stores.locations import (
     postgres_conninfo,
     wrap_open_error,
 )
+from lineage_es.stores.locks import LOCK_TIMEOUT_ENV, LockTimedOut, application_name
 from lineage_es.stores.settings import (
     POSTGRES_LOCK_TIMEOUT,
     POSTGRES_LOCK_TIMEOUT_MS,
@@ -31,11 +33,13 @@ from lineage_es.stores.settings import (
     SQLITE_LOCK_TIMEOUT_MS,
     DurableSQLiteFactory,
     application_env,
+    lock_timeout_for,
 )
 from lineage_es.stores.setup import (
     SETUP_LOCK_CLASS,
     SetupHold,
     StoreNeeds,
+    bounded_conninfo,
     setup_lock,
     store_needs,
 )
@@ -51,6 +55,7 @@ __all__ = [
     "JOURNAL_COLUMNS",
     "JOURNAL_TABLE",
     "JOURNAL_TOPIC_PREFIXES",
+    "LOCK_TIMEOUT_ENV",
     "POSTGRES_LOCK_TIMEOUT",
     "POSTGRES_LOCK_TIMEOUT_MS",
     "POSTGRES_POOL",
@@ -60,13 +65,17 @@ __all__ = [
     "SQLITE_LOCK_TIMEOUT",
     "SQLITE_LOCK_TIMEOUT_MS",
     "DurableSQLiteFactory",
+    "LockTimedOut",
     "SetupHold",
     "StoreKind",
     "StoreLocation",
     "StoreNeeds",
     "application_env",
+    "application_name",
+    "bounded_conninfo",
     "data_dir",
     "default_store_url",
+    "lock_timeout_for",
     "parse_store_url",
     "postgres_conninfo",
     "prepare_sqlite_file",

@@ -6,16 +6,30 @@ from __future__ import annotations
 import functools
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+from eventsourcing.persistence import OperationalError
 from eventsourcing.sqlite import (
     SQLiteConnection,
     SQLiteConnectionPool,
+    SQLiteCursor,
     SQLiteDatastore,
     SQLiteFactory,
 )
 from eventsourcing.utils import Environment, EnvType
 
-from lineage_es.stores.locations import StoreLocation
+from lineage_es.stores.locations import StoreKind, StoreLocation
+from lineage_es.stores.locks import (
+    LOCK_NOT_AVAILABLE,
+    TABLE_HOLDERS_QUERY,
+    LockTimedOut,
+    SQLiteLockTimedOut,
+    application_name,
+    env_lock_timeout,
+    is_lock_wait_error,
+    postgres_holders,
+)
 
 #: How long a writer waits for another process's write lock before failing (seconds).
 SQLITE_LOCK_TIMEOUT = 30
@@ -58,13 +72,38 @@ class _DurablePool(SQLiteConnectionPool):
         return connection
 
 
+class _LockReportingSQLiteDatastore(SQLiteDatastore):
+    """A transaction that waited out another writer's lock raises
+    :class:`~lineage_es.stores.locks.SQLiteLockTimedOut`, saying how long it waited."""
+
+    pool: _DurablePool
+
+    @property
+    def lock_wait(self) -> float | None:
+        """How long a write waits for another writer's lock (seconds)."""
+        if self.pool.busy_timeout_ms is not None:
+            return self.pool.busy_timeout_ms / 1000
+        return None
+
+    @contextmanager
+    def transaction(self, *, commit: bool) -> Iterator[SQLiteCursor]:
+        try:
+            with super().transaction(commit=commit) as cursor:
+                yield cursor
+        except OperationalError as exc:
+            if not is_lock_wait_error(exc):
+                raise
+            raise SQLiteLockTimedOut(str(exc), waited=self.lock_wait) from exc
+
+
 class DurableSQLiteFactory(SQLiteFactory):
-    """eventsourcing's SQLite factory, with durable commits."""
+    """eventsourcing's SQLite factory, with durable commits; a write that waited out another
+    writer's lock says so (:class:`~lineage_es.stores.locks.SQLiteLockTimedOut`)."""
 
     def __init__(self, env: Environment | EnvType | None) -> None:
         super().__init__(env)
         original = self.datastore
-        datastore = SQLiteDatastore.__new__(SQLiteDatastore)
+        datastore = _LockReportingSQLiteDatastore.__new__(_LockReportingSQLiteDatastore)
         pool = _DurablePool(
             db_name=original.pool.db_name,
             lock_timeout=original.pool.lock_timeout,
@@ -79,21 +118,34 @@ class DurableSQLiteFactory(SQLiteFactory):
         self.datastore = datastore
 
 
+def lock_timeout_for(kind: StoreKind, lock_timeout: float | None = None) -> float:
+    """How long (seconds) a statement on a store of ``kind`` waits for another connection's
+    lock: ``lock_timeout`` when the caller chose one, else ``$LINEAGE_LOCK_TIMEOUT`` when
+    set, else :data:`SQLITE_LOCK_TIMEOUT` or :data:`POSTGRES_LOCK_TIMEOUT`."""
+    if lock_timeout is not None:
+        return lock_timeout
+    from_env = env_lock_timeout()
+    if from_env is not None:
+        return from_env
+    return POSTGRES_LOCK_TIMEOUT if kind == "postgresql" else SQLITE_LOCK_TIMEOUT
+
+
 def application_env(
     location: StoreLocation, *, lock_timeout: float | None = None, create_tables: bool = True
 ) -> dict[str, str]:
     """The eventsourcing settings for ``location``; ``lock_timeout`` (seconds, default
-    :data:`SQLITE_LOCK_TIMEOUT` or :data:`POSTGRES_LOCK_TIMEOUT`) bounds how long a write
-    waits for another process's lock: 0 waits for none (1 ms on PostgreSQL, where 0 is
-    "forever"), a fraction is kept to the millisecond. ``create_tables=False`` (a PostgreSQL
-    store whose tables all exist: :attr:`SetupHold.ready`) has eventsourcing run none of its
-    DDL."""
+    :func:`lock_timeout_for`) bounds how long any one statement waits for another process's
+    lock, reads included on PostgreSQL: 0 waits for none (1 ms on PostgreSQL, where 0 is
+    "forever"), a fraction is kept to the millisecond. A wait that runs out raises
+    :class:`~lineage_es.stores.locks.LockTimedOut` and is not retried.
+    ``create_tables=False`` (a PostgreSQL store whose tables all exist:
+    :attr:`SetupHold.ready`) has eventsourcing run none of its DDL."""
     env: dict[str, str] = {}
     if location.kind == "memory":
         env["PERSISTENCE_MODULE"] = "eventsourcing.popo"
     elif location.kind == "sqlite":
         assert location.path is not None
-        seconds = SQLITE_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+        seconds = lock_timeout_for("sqlite", lock_timeout)
         env["PERSISTENCE_MODULE"] = f"{__name__}:DurableSQLiteFactory"
         env["SQLITE_DBNAME"] = str(location.path)
         # eventsourcing takes whole seconds (for its first statement); the pool sets the rest.
@@ -101,7 +153,7 @@ def application_env(
         env[SQLITE_LOCK_TIMEOUT_MS] = str(_whole_millis(seconds, least=0))
     else:
         pg = location.postgres
-        seconds = POSTGRES_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+        seconds = lock_timeout_for("postgresql", lock_timeout)
         env["PERSISTENCE_MODULE"] = _postgres_factory_topic()
         env["POSTGRES_DBNAME"] = pg["dbname"]
         env["POSTGRES_HOST"] = pg["host"]
@@ -121,6 +173,12 @@ def application_env(
     return env
 
 
+def postgres_lock_timeout_ms(lock_timeout: float | None = None) -> int:
+    """PostgreSQL's ``lock_timeout`` (ms) for a store opened with ``lock_timeout`` (seconds,
+    default :func:`lock_timeout_for`): at least 1, PostgreSQL's 0 being "forever"."""
+    return _whole_millis(lock_timeout_for("postgresql", lock_timeout), least=1)
+
+
 def _whole_millis(seconds: float, *, least: int) -> int:
     """``seconds`` in whole milliseconds, at least ``least``; a wait asked for is never
     rounded down to no wait."""
@@ -133,18 +191,59 @@ def _postgres_factory_topic() -> str:
     """The topic of eventsourcing's PostgreSQL factory with the lock timeout to the
     millisecond, made on first use: eventsourcing.postgres imports psycopg, which a SQLite
     store must not pay for on every hook."""
-    from eventsourcing.postgres import PostgresFactory
+    from eventsourcing.postgres import PostgresDatastore, PostgresFactory
     from eventsourcing.utils import register_topic
+    from psycopg import Connection
+    from psycopg.rows import DictRow
+
+    class LockReportingPostgresDatastore(PostgresDatastore):
+        """A statement that waited out another session's lock raises
+        :class:`~lineage_es.stores.locks.LockTimedOut` naming the sessions that hold locks
+        on the store's tables, instead of the ``OperationalError`` that eventsourcing's
+        recorders retry ten times (each retry waiting the whole lock timeout again)."""
+
+        @contextmanager
+        def get_connection(self) -> Iterator[Connection[DictRow]]:
+            try:
+                with super().get_connection() as connection:
+                    yield connection
+            except OperationalError as exc:
+                if getattr(exc.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+                    raise
+                raise LockTimedOut(
+                    str(exc), waited=float(self.lock_timeout), holder=self._table_holders()
+                ) from exc
+
+        def _table_holders(self) -> str | None:
+            """Who holds locks on the store's tables, asked on another of the pool's
+            connections (the one that waited is back in the pool, its transaction undone)."""
+            try:
+                with super().get_connection() as connection:
+                    return postgres_holders(connection, TABLE_HOLDERS_QUERY, [self.schema])
+            except Exception:  # a best effort on a path that is failing already
+                return None
 
     class PreciseLockPostgresFactory(PostgresFactory):
         """eventsourcing spells the lock timeout ``'{seconds}s'``; a fraction of a second
-        keeps its milliseconds there."""
+        keeps its milliseconds there. Every connection of the journal's pool waits at most
+        that long for any lock, reads included (eventsourcing bounds only its writes' table
+        lock), names itself (:func:`~lineage_es.stores.locks.application_name`) and reports
+        a wait that ran out as :class:`~lineage_es.stores.locks.LockTimedOut`."""
 
         def __init__(self, env: Environment | EnvType | None) -> None:
             super().__init__(env)
             millis = self.env.get(POSTGRES_LOCK_TIMEOUT_MS)
             if millis:
                 self.datastore.lock_timeout = int(millis) / 1000  # type: ignore[assignment]
+            # The library's factory builds a plain PostgresDatastore, its pool not yet open:
+            # this one adds only behaviour, so it takes that datastore over as it stands.
+            self.datastore.__class__ = LockReportingPostgresDatastore
+            session_millis = int(millis) if millis else 1000 * self.datastore.lock_timeout
+            connection_args = self.datastore.pool.kwargs
+            assert isinstance(connection_args, dict)  # eventsourcing passes a dict
+            connection_args["application_name"] = application_name()
+            if session_millis:  # 0: the user's POSTGRES_LOCK_TIMEOUT=0, "forever"
+                connection_args["options"] = f"-c lock_timeout={int(session_millis)}"
 
     topic = f"{__name__}:{PreciseLockPostgresFactory.__name__}"
     register_topic(topic, PreciseLockPostgresFactory)

@@ -3,14 +3,20 @@ advisory lock, taken only when a table is missing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lineage_es.errors import StoreError
+from lineage_es.errors import StoreError, StoreLocked
 from lineage_es.stores.locations import StoreLocation, postgres_conninfo
-from lineage_es.stores.settings import SQLITE_LOCK_TIMEOUT
+from lineage_es.stores.locks import (
+    ADVISORY_HOLDERS_QUERY,
+    application_name,
+    env_lock_timeout,
+    postgres_holders,
+)
+from lineage_es.stores.settings import SQLITE_LOCK_TIMEOUT, postgres_lock_timeout_ms
 
 if TYPE_CHECKING:
     import psycopg
@@ -84,14 +90,29 @@ def _all_exist_in(connection: psycopg.Connection[Any], needs: StoreNeeds) -> boo
     return found is not None and found[0] is True
 
 
+def bounded_conninfo(settings: Mapping[str, str], lock_timeout: float | None) -> dict[str, Any]:
+    """psycopg's connection arguments for a PostgreSQL store's own connection (the view's):
+    :func:`~lineage_es.stores.postgres_conninfo`, its every statement waiting for another
+    session's lock at most ``lock_timeout`` seconds (default
+    :func:`~lineage_es.stores.settings.lock_timeout_for`), as the journal's do, and naming
+    this process (:func:`~lineage_es.stores.locks.application_name`)."""
+    conninfo = postgres_conninfo(settings)
+    bound = f"-c lock_timeout={postgres_lock_timeout_ms(lock_timeout)}"
+    conninfo["options"] = " ".join(filter(None, (conninfo.get("options"), bound)))
+    conninfo["application_name"] = application_name()
+    return conninfo
+
+
 @contextmanager
 def setup_lock(
     location: StoreLocation, timeout: float | None = None, needs: StoreNeeds | None = None
 ) -> Iterator[SetupHold]:
     """Serialise table creation across processes opening one PostgreSQL store at once
     (concurrent ``CREATE ... IF NOT EXISTS`` and ``CREATE OR REPLACE FUNCTION`` collide),
-    waiting at most ``timeout`` seconds (default :data:`SQLITE_LOCK_TIMEOUT`, as for SQLite):
-    a hook must give up, and say so, before its host's deadline.
+    waiting at most ``timeout`` seconds (default ``$LINEAGE_LOCK_TIMEOUT``, else
+    :data:`SQLITE_LOCK_TIMEOUT`, as for SQLite): a hook must give up, and say so, before its
+    host's deadline; the :class:`StoreLocked` it raises then names the process creating the
+    tables.
 
     With ``needs``, a store that has them all is :attr:`~SetupHold.ready` and no lock is
     taken: every hook but the first finds its tables with one query and waits for no other.
@@ -99,18 +120,23 @@ def setup_lock(
     process may have created them meanwhile: then the lock is let go at once).
 
     The lock's connection is the one the store's view goes on to use: the view opened under the
-    lock takes it over (:meth:`SetupHold.take`); otherwise it is closed with the lock."""
+    lock takes it over (:meth:`SetupHold.take`); otherwise it is closed with the lock. It is
+    opened with :func:`bounded_conninfo`: its statements wait for a lock no longer than the
+    journal's."""
     if location.kind != "postgresql":
         yield SetupHold()
         return
     import psycopg
 
     pg = location.postgres
+    conninfo = bounded_conninfo(pg, timeout)
+    if timeout is None:
+        timeout = env_lock_timeout()
     wait_ms = int(1000 * (SQLITE_LOCK_TIMEOUT if timeout is None else timeout))
     schema = pg.get("schema") or "public"
     unlock = "SELECT pg_advisory_unlock(%s, hashtext(%s))"
     try:
-        connection = psycopg.connect(**postgres_conninfo(pg), autocommit=True)
+        connection = psycopg.connect(**conninfo, autocommit=True)
     except psycopg.Error as exc:
         raise StoreError(f"cannot open store {location.display}: {exc}") from None
     kept = False
@@ -132,9 +158,16 @@ def setup_lock(
                     connection.execute(unlock, (SETUP_LOCK_CLASS, schema))
                     locked = False
         except psycopg.errors.LockNotAvailable:
-            raise StoreError(
-                f"cannot open store {location.display}: another process kept it locked for "
-                f"more than {wait_ms / 1000:g} s while creating its tables"
+            holder = postgres_holders(
+                connection, ADVISORY_HOLDERS_QUERY, (SETUP_LOCK_CLASS, schema)
+            )
+            raise StoreLocked(
+                location.display,
+                waited=wait_ms / 1000,
+                holder=holder,
+                message=f"cannot open store {location.display}: another process kept it locked "
+                f"for more than {wait_ms / 1000:g} s while creating its tables"
+                + (f" (held by {holder})" if holder else ""),
             ) from None
         except psycopg.Error as exc:
             raise StoreError(f"cannot open store {location.display}: {exc}") from None

@@ -83,17 +83,6 @@ def test_the_setup_lock_is_released_while_the_view_keeps_its_connection(
         assert locked == (True,)
 
 
-def test_the_setup_locks_wait_does_not_bound_the_views_statements(postgres_url: str) -> None:
-    from lineage_es.stores import setup_lock
-
-    location = parse_store_url(postgres_url)
-    with setup_lock(location, 1) as hold:
-        taken = hold.take()
-    assert taken is not None
-    with taken:
-        assert taken.execute("SHOW lock_timeout").fetchone() == ("0",)
-
-
 def test_a_users_pool_size_is_kept_beside_the_default_overflow(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

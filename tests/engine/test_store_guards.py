@@ -13,7 +13,7 @@ from uuid import uuid4
 
 import psycopg
 import pytest
-from eventsourcing.persistence import InfrastructureFactory, OperationalError, StoredEvent
+from eventsourcing.persistence import InfrastructureFactory, StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
 from eventsourcing.utils import Environment
 
@@ -24,6 +24,7 @@ from lineage_es.read.sqlview import PostgresView, SQLiteView
 from lineage_es.stores import (
     JOURNAL_COLUMNS,
     DurableSQLiteFactory,
+    LockTimedOut,
     application_env,
     parse_store_url,
 )
@@ -247,7 +248,7 @@ def test_a_postgres_write_past_its_lock_timeout_fails_as_a_lock_timeout(
     holder = psycopg.connect(postgres_url.split("?", maxsplit=1)[0])
     try:
         holder.execute(f"LOCK TABLE {location.postgres['schema']}.lineage_events IN EXCLUSIVE MODE")
-        with pytest.raises(OperationalError, match="lock timeout"):
+        with pytest.raises(LockTimedOut, match="lock timeout"):
             type(recorder).insert_events.__wrapped__(recorder, [event])  # type: ignore[attr-defined]
     finally:
         holder.close()
