@@ -89,14 +89,12 @@ def recording_line(host: str, at: datetime, payload: dict[str, Any]) -> bytes:
 
 
 def append_private(path: Path, data: bytes) -> None:
-    """Append ``data`` in one write to a file only its owner can read: recordings hold
-    prompts and tool input."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+    """Append ``data`` to a file only its owner can read, in a folder only its owner can
+    enter, whatever the umask (:mod:`lineage_es.private_files`): recordings hold prompts and
+    tool input."""
+    from lineage_es.private_files import append_private as append
+
+    append(path, data)
 
 
 def run_hook(
@@ -142,6 +140,7 @@ def run_hook(
         observation = adapter(taken).observe(payload, at=received)
         if record is not None:
             _append_to_recording(record, taken, received, payload)
+        refuse_a_store_hooks_cannot_keep(store)
         with open_engine(store, lock_timeout=LOCK_TIMEOUT) as engine:
             # Without ``answer`` nobody reads it: it is not built (the tree of every live root).
             lineage = engine.observe(observation.host, observation, at=received, answer=answer)
@@ -239,19 +238,46 @@ def log_error(host: str, reason: str, detail: str = "") -> None:
     cannot be written is given up silently: the host must never see it."""
     try:
         path = log_path()
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             if path.stat().st_size > LOG_MAX_BYTES:
                 os.replace(path, path.with_name(LOG_NAME + ".1"))
         except FileNotFoundError:
             pass
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
-        text = f"{stamp} {host}: {reason}\n"
+        text = f"{stamp} {printable(host)}: {printable(reason)}\n"
         if detail and not detail.startswith("NoneType: None"):
-            text += "".join(f"    {line}\n" for line in detail.rstrip().splitlines())
+            text += "".join(f"    {printable(line)}\n" for line in detail.rstrip().split("\n"))
         append_private(path, text.encode("utf-8", "replace"))
     except Exception:  # the host must not see a logging failure
         return
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable escaped as Python writes it in a
+    string (``\\x1b``, ``\\n``, ``\\u202e``): a log line holds ids and reasons taken from
+    payloads, and a control character in one would drive the terminal of whoever reads the
+    log (an escape sequence clears it or rewrites what it shows) or forge a line of its own."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
+def refuse_a_store_hooks_cannot_keep(store: str | None) -> None:
+    """Refuse ``memory://`` (given, or from ``$LINEAGE_STORE``): each hook is a process of its
+    own, and its memory goes when it exits, so every payload would be dropped in silence.
+    ``install-hooks`` refuses it too; here the refusal goes to ``hook.log``."""
+    from lineage_es.stores import default_store_url
+    from lineage_es.stores.locations import MEMORY_URLS
+
+    url = store or default_store_url()
+    if url in MEMORY_URLS:
+        from lineage_es.errors import StoreError
+
+        raise StoreError(
+            f"{url!r} keeps nothing for hooks: each hook is a process of its own and its "
+            "memory goes when it exits, so this payload was not journaled; set --store or "
+            "LINEAGE_STORE to sqlite:///PATH or postgresql://USER@HOST:PORT/DB"
+        )
 
 
 def usage() -> str:
@@ -322,7 +348,8 @@ def emit(outcome: HookOutcome, print_lineage: bool, stdout: IO[bytes], stderr: I
             stdout.flush()
         if print_lineage:
             if outcome.error is not None:
-                stderr.write(f"lineage hook: {outcome.error}\n".encode("utf-8", "replace"))
+                error = printable(outcome.error)
+                stderr.write(f"lineage hook: {error}\n".encode("utf-8", "replace"))
             else:
                 stderr.write(lineage_json(outcome.lineage))
             stderr.flush()

@@ -35,6 +35,7 @@ from lineage_es.errors import LineageError, StoreError
 from lineage_es.facts import HOSTS
 from lineage_es.hosts import adapter
 from lineage_es.hosts.base import HookFile
+from lineage_es.private_files import PRIVATE_FILE, make_private_folder, open_private
 from lineage_es.stores import parse_store_url
 
 Scope = Literal["user", "project"]
@@ -247,7 +248,9 @@ class _InstallManifest:
             "events": sorted(self.events),
         }
         try:
-            self.where(path).write_text(json.dumps(data) + "\n", encoding="utf-8")
+            fd = open_private(self.where(path), os.O_WRONLY | os.O_TRUNC)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(json.dumps(data) + "\n")
         except OSError as exc:
             raise HookConfigError(f"cannot write {self.where(path)}: {exc.strerror}") from None
 
@@ -390,8 +393,8 @@ def _write_atomically(path: Path, text: str | None) -> Path | None:
     backup: Path | None = None
     path = Path(os.path.realpath(path))  # a linked config (dotfiles) is written where it lives
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = 0o600
+        make_private_folder(path.parent)
+        mode = PRIVATE_FILE
         if path.exists():
             backup = path.with_name(path.name + BACKUP_SUFFIX)
             shutil.copy2(path, backup)

@@ -3,11 +3,12 @@
 
 A folder is walked for every file in a form ingest reads (:func:`recordings`); what it passes
 over is counted by why. A bad line (not a JSON object, longer than 32 MiB, a payload no host
-adapter understands, a row out of its file's form or one a transcript reader refuses) is
-reported with the file, line and reason and skipped: every other row of the recording still
-goes in (a transcript's as if the bad line were absent), and so do the other recordings. A
-Claude agent's ``.meta.json`` sidecar that cannot be read is reported with its file and reason
-and skipped the same way: the session goes in, that agent placed as if it had no sidecar.
+adapter understands, a row out of its file's form, one a transcript reader refuses, or one
+the engine refuses: an id no store can keep) is reported with the file, line and reason and
+skipped: every other row of the recording still goes in (a transcript's as if the bad line
+were absent), and so do the other recordings. A Claude agent's ``.meta.json`` sidecar that
+cannot be read is reported with its file and reason and skipped the same way: the session goes
+in, that agent placed as if it had no sidecar.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 from lineage_es.engine.engine import Engine
-from lineage_es.errors import InputError, PayloadError
+from lineage_es.errors import InputError, InvalidArgument, PayloadError
 from lineage_es.facts import Observation
 from lineage_es.hosts import adapter
 from lineage_es.hosts.detect import opens_a_recording
@@ -122,6 +124,28 @@ def _not_a_recording(path: Path) -> str | None:
     return None if opens_a_recording(first) else NOT_A_RECORDING
 
 
+#: How many rows :func:`ingest` hands the engine per transaction.
+BATCH = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """A failure met reading a recording, in its place among the rows: a bad line skipped
+    (``line``), or what ended the file (an unreadable file, one of another host)."""
+
+    message: str
+    line: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A row read, at ``place`` (``file:line``), with what it observes (``None`` for a row
+    that journals nothing: an MCP call, a transcript row that says nothing of lineage)."""
+
+    place: str
+    observation: Observation | None
+
+
 def ingest(
     engine: Engine,
     paths: Iterable[Path],
@@ -129,53 +153,96 @@ def ingest(
     host: str | None = None,
     on_row: Callable[[], None] | None = None,
 ) -> IngestReport:
-    """Observe every good row of every recording under ``paths`` into ``engine``, a batch of
-    rows per transaction (:meth:`Engine.observe_many`); each bad line is reported and
-    skipped."""
+    """Observe every good row of every recording under ``paths`` into ``engine``, up to
+    :data:`BATCH` rows per transaction (:meth:`Engine.observe_many`); each bad line is
+    reported and skipped, and so is each row the engine refuses (an id no store can keep):
+    the rows around it go in all the same."""
     report = IngestReport()
     for path in recordings(paths, report.skipped):
         report.files += 1
-        engine.observe_many(_observations(path, host, report, on_row))
+        entries = _entries(path, host, on_row)
+        while batch := list(islice(entries, BATCH)):
+            _journal(engine, batch, report)
     return report
 
 
-def _observations(
-    path: Path, host: str | None, report: IngestReport, on_row: Callable[[], None] | None
-) -> Iterator[Observation]:
-    """The recording's observations. Each bad line is reported and skipped, and the lines
-    after it are read: a transcript's reader, which carries what its earlier rows said, reads
-    on as if the bad line were absent. An agent sidecar the transcript reader cannot read is
-    reported and skipped alike (a :class:`BadRow` naming no line). Any other failure that
-    names no line (an unreadable file, a recording of another host than ``--host``) ends the
-    file. A file with lines but none a JSON object has each reported as a bad line, as
+def _journal(engine: Engine, batch: list[_Failed | _Read], report: IngestReport) -> None:
+    """Journal the observations of ``batch`` in one transaction and report its entries in
+    order. A row the engine refuses (:class:`PayloadError`, :class:`InvalidArgument`: its
+    checks on ids and names) is the last one it was handed: the transaction is lost, so the
+    batch is journaled again without that row (a row of it a Cursor row had saved already
+    comes again as a duplicate, which changes nothing)."""
+    observations = {
+        i: entry.observation
+        for i, entry in enumerate(batch)
+        if isinstance(entry, _Read) and entry.observation is not None
+    }
+    refused: dict[int, str] = {}
+    while observations:
+        handed: list[int] = []
+        try:
+            engine.observe_many(_handing(list(observations.items()), handed), batch=BATCH)
+            break
+        except (PayloadError, InvalidArgument) as exc:
+            if not handed:
+                raise
+            refused[handed[-1]] = str(exc)
+            del observations[handed[-1]]
+    for i, entry in enumerate(batch):
+        if isinstance(entry, _Failed):
+            report.failures.append(entry.message)
+            report.bad_lines += entry.line
+        elif i in refused:
+            report.failures.append(f"{entry.place}: {refused[i]}")
+            report.bad_lines += 1
+        else:
+            report.rows += 1
+
+
+def _handing(todo: list[tuple[int, Observation]], handed: list[int]) -> Iterator[Observation]:
+    """Each observation of ``todo``, its index noted in ``handed`` as it is handed over."""
+    for i, observation in todo:
+        handed.append(i)
+        yield observation
+
+
+def _entries(
+    path: Path, host: str | None, on_row: Callable[[], None] | None
+) -> Iterator[_Failed | _Read]:
+    """The recording's rows and failures, in order. Each bad line is a failure, and the
+    lines after it are read: a transcript's reader, which carries what its earlier rows said,
+    reads on as if the bad line were absent. An agent sidecar the transcript reader cannot
+    read is a failure alike (a :class:`BadRow` naming no line). Any other failure that names
+    no line (an unreadable file, a recording of another host than ``--host``) ends the file.
+    A file with lines but none a JSON object has each reported as a bad line, as
     ``lineage-replay`` names its first, never called empty."""
     try:
         rows = read_rows(path, host=host, lenient=True)
     except InputError as exc:
         bad = _only_bad_lines(path)
-        report.failures.extend(bad or [str(exc)])
-        report.bad_lines += len(bad)
+        yield from (_Failed(message) for message in bad)
+        if not bad:
+            yield _Failed(str(exc), line=False)
         return
     try:
         for item in rows:
             if isinstance(item, BadRow):
-                report.failures.append(str(item.error))
-                report.bad_lines += 1
+                yield _Failed(str(item.error))
                 continue
+            observation: Observation | None = None
             if isinstance(item, PayloadRow):
                 try:
-                    yield adapter(item.host).observe(item.payload, at=item.at)
+                    observation = adapter(item.host).observe(item.payload, at=item.at)
                 except PayloadError as exc:
-                    report.failures.append(f"{path}:{item.row}: {exc}")
-                    report.bad_lines += 1
+                    yield _Failed(f"{path}:{item.row}: {exc}")
                     continue
-            elif isinstance(item, ObservationRow) and item.observation is not None:
-                yield item.observation
-            report.rows += 1
+            elif isinstance(item, ObservationRow):
+                observation = item.observation
+            yield _Read(f"{path}:{item.row}", observation)
             if on_row is not None:
                 on_row()
     except InputError as exc:
-        report.failures.append(str(exc))
+        yield _Failed(str(exc), line=False)
 
 
 def _only_bad_lines(path: Path) -> list[str]:

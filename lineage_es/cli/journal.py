@@ -127,7 +127,12 @@ def journal_export(output: Path | None, store: str | None) -> None:
         if output is None:
             count = export_journal(engine, sys.stdout.buffer)
         else:
-            with output.open("wb") as out:
+            import os
+
+            from lineage_es.private_files import open_private
+
+            # The whole journal: a new file is as private as the store, whatever the umask.
+            with os.fdopen(open_private(output, os.O_WRONLY | os.O_TRUNC), "wb") as out:
                 count = export_journal(engine, out)
     click.echo(f"exported {count} events", err=True)
 

@@ -25,6 +25,7 @@ from lineage_es.cli.common import (
     store_option,
     use_color,
 )
+from lineage_es.cli.output import write_out
 from lineage_es.facts import DELETE_REASONS
 from lineage_es.read.render import (
     dumps_deep,
@@ -165,19 +166,22 @@ def _print_forest(
     compact: bool = False,
     now: datetime | None = None,
 ) -> None:
-    """Print ``forest`` in ``fmt``. ``compact`` is a ``--watch`` drawing: JSON on one line,
-    and, without colour (no screen to clear), a blank line after each text drawing."""
+    """Print ``forest`` in ``fmt``, all of it or an error (:func:`write_out`). ``compact`` is
+    a ``--watch`` drawing: JSON on one line, and, without colour (no screen to clear), a
+    blank line after each text drawing."""
     if fmt == "json":
         data = dumps_deep(forest_data(forest)) if compact else forest_json(forest)
-        click.echo(data.decode())
-    elif fmt == "mermaid":
-        click.echo(forest_mermaid(forest))
+        write_out(data + b"\n")
+        return
+    if fmt == "mermaid":
+        text = forest_mermaid(forest)
     elif fmt == "dot":
-        click.echo(forest_dot(forest))
+        text = forest_dot(forest)
     else:
-        click.echo(forest_text(forest, now=now, color=color))
+        text = forest_text(forest, now=now, color=color)
         if compact and not color:
-            click.echo("")
+            text += "\n"
+    write_out(f"{text}\n".encode())
 
 
 def _parse_time(text: str) -> datetime:

@@ -36,7 +36,9 @@ def forest_json(forest: tuple[ForestNode, ...]) -> bytes:
     keys the tree's JSON contract names (names and flags are in ``family``/``show``). A node
     placed ambiguous under its root (no parent edge) is nested under the root and carries
     ``"ambiguous": true``; no other node has the key. Laid out as ``orjson``'s two-space
-    indent lays it out, at any depth."""
+    indent lays it out, down to :data:`MAX_INDENT_LEVELS` levels (a node 30 agents deep);
+    lines below are indented as at that level, so the text grows as the nodes do, not as
+    the square of a chain's depth."""
     return dumps_deep(forest_data(forest), indent=True)
 
 
@@ -65,12 +67,20 @@ def forest_data(forest: tuple[ForestNode, ...]) -> dict[str, object]:
     return {"roots": roots}
 
 
+#: How deep :func:`dumps_deep` indents: two spaces a level down to this many levels, and
+#: no further. Indenting every level would make a chain N deep some 22*N^2 bytes (2 GB at
+#: 10,000), each line carrying the whole depth in spaces; capped, a line's indent is bounded
+#: and the text grows linearly with the data.
+MAX_INDENT_LEVELS = 64
+
+
 def dumps_deep(value: object, *, indent: bool = False) -> bytes:
     """``orjson.dumps(value)`` (with ``indent``: ``option=orjson.OPT_INDENT_2``), byte for
     byte, for plain JSON data of any depth (objects with string keys, lists and tuples,
     scalars): orjson refuses data nested deeper than 255 levels, and a tree of agents may
-    be. Objects and arrays are walked with an explicit stack; every scalar and key is
-    written by orjson."""
+    be. With ``indent``, lines nested deeper than :data:`MAX_INDENT_LEVELS` are indented as
+    at that level (the same JSON value; orjson's bytes for anything shallower). Objects and
+    arrays are walked with an explicit stack; every scalar and key is written by orjson."""
     parts: list[bytes] = []
     colon = b": " if indent else b":"
     # Each frame: the items still to write (key or None, value), its closing bracket, depth.
@@ -91,7 +101,7 @@ def dumps_deep(value: object, *, indent: bool = False) -> bytes:
         return False
 
     def newline(depth: int) -> bytes:
-        return b"\n" + b"  " * depth if indent else b""
+        return b"\n" + b"  " * min(depth, MAX_INDENT_LEVELS) if indent else b""
 
     first = begin(value, 0)
     while stack:
@@ -172,6 +182,10 @@ def _label(n: ForestNode, now: datetime, color: bool = False) -> str:
     )
 
 
+#: How many levels :func:`forest_text` draws side by side before it starts again from the left.
+MAX_DRAWN_LEVELS = 64
+
+
 def forest_text(
     forest: tuple[ForestNode, ...], *, now: datetime | None = None, color: bool = False
 ) -> str:
@@ -179,20 +193,29 @@ def forest_text(
     its placement is known (✓ confirmed, ✎ transcript, · registry, ? inferred). Ages count
     up to ``now``: the moment the forest shows (a time-travelling tree's, not the clock's;
     default the current time). ``color`` adds terminal colours: the caller asks for them
-    only when writing to a terminal."""
+    only when writing to a terminal.
+
+    A node more than :data:`MAX_DRAWN_LEVELS` levels down is drawn from the left again,
+    its line led by how many levels are not drawn (``…64 └─ ● …``): each line's indent is
+    bounded, so the text grows as the nodes do, not as the square of a chain's depth."""
     moment = now or datetime.now(UTC)
     lines: list[str] = []
 
-    # Depth first with an explicit stack, children in order: (node, prefix, last, top).
-    stack = [(root, "", True, True) for root in reversed(forest)]
+    # Depth first with an explicit stack, children in order: (node, prefix, levels not
+    # drawn, last, top).
+    stack = [(root, "", 0, True, True) for root in reversed(forest)]
     while stack:
-        n, prefix, last, top = stack.pop()
+        n, prefix, hidden, last, top = stack.pop()
         branch = "" if top else ("└─ " if last else "├─ ")
-        lines.append(f"{prefix}{branch}{_label(n, moment, color)}")
+        lead = f"…{hidden} " if hidden else ""
+        lines.append(f"{lead}{prefix}{branch}{_label(n, moment, color)}")
         child_prefix = prefix if top else prefix + ("   " if last else "│  ")
+        child_hidden = hidden
+        if len(child_prefix) >= 3 * MAX_DRAWN_LEVELS:  # three characters a level
+            child_prefix, child_hidden = "", hidden + MAX_DRAWN_LEVELS
         count = len(n.children)
         stack.extend(
-            (child, child_prefix, i == count - 1, False)
+            (child, child_prefix, child_hidden, i == count - 1, False)
             for i, child in reversed(list(enumerate(n.children)))
         )
     return "\n".join(lines) if lines else "(no live agents)"

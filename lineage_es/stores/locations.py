@@ -56,9 +56,13 @@ def default_store_url() -> str:
     return os.environ.get("LINEAGE_STORE") or f"sqlite:///{data_dir() / 'journal.sqlite'}"
 
 
+#: The spellings of the in-memory store's URL.
+MEMORY_URLS = frozenset({"memory://", "memory:", "memory"})
+
+
 def parse_store_url(url: str) -> StoreLocation:
     """Parse a store URL; :class:`StoreError` says what is wrong with a bad one."""
-    if url in ("memory://", "memory:", "memory"):
+    if url in MEMORY_URLS:
         return StoreLocation(kind="memory", url="memory://")
     parts = urlsplit(url)
     if parts.scheme == "sqlite":

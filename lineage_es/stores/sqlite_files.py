@@ -11,6 +11,7 @@ from contextlib import closing
 from pathlib import Path
 
 from lineage_es.errors import NoJournal, StoreError
+from lineage_es.private_files import make_private_folder, open_private
 from lineage_es.stores.locations import data_dir
 
 #: The first bytes of every SQLite database file.
@@ -27,8 +28,9 @@ JOURNAL_TOPIC_PREFIXES = ("lineage:", "lineage_es.")
 
 
 def prepare_sqlite_file(path: Path, *, create: bool = True) -> None:
-    """Create the journal's directory (0700) and file (0600), warning when an existing one
-    is readable by others: agent history names every project a person works on. With
+    """Create the journal's directory (0700, and each missing folder above it) and file
+    (0600), whatever the umask, warning when an existing one is readable by others: agent
+    history names every project a person works on. With
     ``create=False`` a missing file is :class:`NoJournal` and nothing is created.
 
     An existing database that is not a journal (:func:`_check_is_journal`) is refused before
@@ -38,7 +40,7 @@ def prepare_sqlite_file(path: Path, *, create: bool = True) -> None:
     directory = path.parent
     try:
         if not directory.exists():
-            directory.mkdir(mode=0o700, parents=True)
+            make_private_folder(directory)
         elif directory == data_dir() and stat.S_IMODE(directory.stat().st_mode) & 0o077:
             warnings.warn(
                 f"store directory {directory} is accessible to other users; "
@@ -46,8 +48,7 @@ def prepare_sqlite_file(path: Path, *, create: bool = True) -> None:
                 stacklevel=3,
             )
         if not path.exists():
-            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-            os.close(fd)
+            os.close(open_private(path, os.O_WRONLY))
         found = path.stat()
     except OSError as exc:
         raise StoreError(f"cannot create the store at {path}: {exc.strerror}") from None

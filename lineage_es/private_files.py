@@ -1,0 +1,82 @@
+"""Files and folders only their owner can read, whatever the umask: every folder the engine
+creates is 0700 and every file 0600 (the journal, ``hook.log``, recordings, exports, the
+hooks' configs). Agent history names every project a person works on, and recordings hold
+prompts and tool input.
+
+Each is created with its mode and then set to exactly that mode (a umask only takes bits
+away, but an odd one, ``0277``, would take the owner's own), and so is every missing folder
+above it, which ``mkdir(parents=True)`` would make 0777 under a umask of 000. What already
+exists is left as it is: its owner chose its mode.
+
+Cheap to import (no eventsourcing, no click): the hook writes its log and recordings with it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: The mode of every folder and file the engine creates.
+PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
+
+__all__ = [
+    "PRIVATE_FILE",
+    "PRIVATE_FOLDER",
+    "append_private",
+    "make_private_folder",
+    "open_private",
+]
+
+
+def make_private_folder(path: Path) -> None:
+    """Create ``path`` and each missing folder above it, every one 0700; a folder that exists
+    already is left as it is. ``FileExistsError`` when ``path`` is a file."""
+    missing: list[Path] = []
+    here = path
+    while not here.is_dir():
+        missing.append(here)
+        if here.parent == here:
+            break
+        here = here.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, PRIVATE_FOLDER)
+        except FileExistsError:
+            if folder.is_dir():  # made meanwhile by another process: theirs to keep
+                continue
+            raise
+        os.chmod(folder, PRIVATE_FOLDER)
+
+
+def open_private(path: Path, flags: int) -> int:
+    """``os.open(path, flags)`` for writing, creating the file 0600 when it does not exist
+    (its folder must exist); an existing file is opened as it is, its mode kept, as a shell's
+    ``>`` keeps it. ``flags`` are the access and ``O_APPEND``/``O_TRUNC`` flags, without
+    ``O_CREAT``."""
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE)
+    except FileExistsError:  # or a link: what it names is opened, created 0600 at most
+        return os.open(path, flags | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def append_private(path: Path, data: bytes) -> None:
+    """Append ``data`` to ``path`` (created 0600 if need be, and its missing folders 0700),
+    all of it: a short write is written on from where it stopped."""
+    make_private_folder(path.parent)
+    fd = open_private(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError(f"cannot append to {path}: nothing written")
+            view = view[written:]
+    finally:
+        os.close(fd)
