@@ -7,8 +7,10 @@ calls one of them and prints its report on stderr.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +21,9 @@ from lineage_es.cli.common import (
     reports_errors,
     store_option,
 )
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar
 
 #: ``ingest`` shows how many rows went in every this many rows.
 ROWS_PER_PROGRESS_LINE = 500
@@ -152,20 +157,37 @@ def journal_export(output: Path | None, store: str | None) -> None:
 def journal_import(file: Path, max_size: int | None, store: str | None) -> None:
     """Import an exported journal into an empty store and build its view.
 
-    All or nothing: every line is checked before anything is written, and everything is
-    written in one transaction, so a refused import leaves the store empty. A torn final
-    line (an interrupted export) and events of unknown types are skipped with a warning.
+    All or nothing: every line is decoded and checked against the domain's rules (types,
+    times, ids, depths, topics, the header) before anything is written, and everything is
+    written in one transaction, in batches under a progress bar, so a refused import names
+    FILE:LINE and its reason, exits 2 and leaves the store empty. A torn final line (an
+    interrupted export) and events of unknown types are skipped with a warning.
 
     \b
     Example:
       lineage journal export -o j.jsonl
       lineage journal import j.jsonl --store sqlite:///copy.sqlite
     """
+    from lineage_es.errors import JournalFormatError
     from lineage_es.journal import DEFAULT_MAX_TOTAL_BYTES, import_journal
 
     bound = DEFAULT_MAX_TOTAL_BYTES if max_size is None else max_size * 1024 * 1024
-    with open_store(store) as engine:
-        report = import_journal(engine, file, max_total=bound)
+    with open_store(store) as engine, contextlib.ExitStack() as bars:
+        bar: ProgressBar[int] | None = None
+
+        def written(events: int, total: int) -> None:
+            nonlocal bar
+            if bar is None:  # the total is known once the whole file is checked
+                bar = bars.enter_context(
+                    click.progressbar(length=total, label="importing", file=sys.stderr)
+                )
+            bar.update(events)
+
+        try:
+            report = import_journal(engine, file, max_total=bound, progress=written)
+        except JournalFormatError as refused:
+            where = file if refused.line is None else f"{file}:{refused.line}"
+            raise JournalFormatError(f"{where}: {refused.reason}; nothing was imported") from None
     for message in report.warnings:
         click.echo(f"warning: {message}", err=True)
     click.echo(f"imported {report.imported} events", err=True)

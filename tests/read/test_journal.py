@@ -10,7 +10,12 @@ import pytest
 
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import JournalFormatError
-from lineage_es.journal import export_journal, import_journal, verify_journal
+from lineage_es.journal import (
+    DEFAULT_MAX_TOTAL_BYTES,
+    export_journal,
+    import_journal,
+    verify_journal,
+)
 from tests.support.feed import Feed
 
 
@@ -103,9 +108,9 @@ def test_a_file_larger_than_the_configured_total_is_refused(exported: Path) -> N
 MIB_32 = 32 * 1024 * 1024
 
 
-def import_refused(path: Path, **bounds: int) -> JournalFormatError:
+def import_refused(path: Path, max_total: int = DEFAULT_MAX_TOTAL_BYTES) -> JournalFormatError:
     with open_engine("memory://") as engine, pytest.raises(JournalFormatError) as raised:
-        import_journal(engine, path, **bounds)
+        import_journal(engine, path, max_total=max_total)
     return raised.value
 
 

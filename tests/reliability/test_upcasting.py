@@ -17,7 +17,8 @@ from lineage_es.domain.ids import root_id
 from lineage_es.domain.index import ConversationIndex
 from lineage_es.domain.root import RootLineage
 from lineage_es.engine.engine import Engine, open_engine
-from lineage_es.journal import FORMAT, VERSION, export_journal, import_journal
+from lineage_es.journal import export_journal, import_journal
+from lineage_es.journal_read import FORMAT, VERSION
 
 AT = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 PLACED = "lineage:RootLineage.ChildPlaced"
