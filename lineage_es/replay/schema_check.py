@@ -1,8 +1,10 @@
 """Validate a document against the shipped ``expected.schema.json``, naming file and line.
 
-Every file is checked, so the common case must be cheap: the schema is compiled into a yes/no
-predicate. Only a document it refuses (or cannot judge) goes through jsonschema, which finds
-every error; each becomes a ``file:line: reason`` message.
+Every file is checked, so the common case must be cheap: fastjsonschema compiles the schema to
+Python once per process, and decides. Only a document it refuses goes through jsonschema, which
+finds every error (fastjsonschema stops at the first) with its exact key path (fastjsonschema
+gives a dotted text, ambiguous for an id holding a dot); each becomes a ``file:line: reason``
+message.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import fastjsonschema
 
 from lineage_es.errors import InputError
 from lineage_es.replay.yaml_lines import KeyPath, nearest_line
@@ -35,11 +39,12 @@ def validate(data: Any, lines: Mapping[KeyPath, int], path: Path) -> None:
     """Check ``data`` against the schema, and that each time in it (:data:`TIME_KEYS`) is one;
     every error becomes ``file:line: reason``.
 
-    A predicate compiled from the schema decides; only a document it refuses (or cannot judge)
-    is run through jsonschema, which finds and explains every error.
+    The compiled validator decides; only a document it refuses is run through jsonschema,
+    which finds and explains every error.
     """
     if not conforms(data):
         _explain_refusal(data, lines, path)
+        _first_refusal(data, lines, path)
     _check_times(data, lines, path)
 
 
@@ -115,219 +120,62 @@ def _explain_refusal(data: Any, lines: Mapping[KeyPath, int], path: Path) -> Non
 
 
 def conforms(data: Any) -> bool:
-    """Whether ``data`` certainly matches the schema: exactly jsonschema's verdict for plain
-    data (mappings with string keys, lists, strings, numbers, booleans, null); ``False`` when
-    the schema or the data holds anything the compiled predicate does not know."""
-    check = _compiled_schema()
-    if check is None:
-        return False
+    """Whether ``data`` matches the schema, by the compiled validator."""
     try:
-        return check(data)
-    except (_Undecided, RecursionError):
+        _compiled_validator()(data)
+    except fastjsonschema.JsonSchemaValueException:
         return False
-
-
-# -- the compiled schema -----------------------------------------------------------------------
-#
-# A small compiler for the part of JSON Schema (draft 2020-12) that expected.schema.json uses,
-# with jsonschema's own semantics: a keyword applies only to instances of its type, `integer`
-# takes a float with no fraction, `true` is not `1` in `enum`/`const`. A schema with any other
-# keyword is not compiled (jsonschema validates every file), and a value of a type JSON has no
-# name for (bytes, a date) makes the predicate give up. tests/replay/test_expected_loading.py
-# checks that it agrees with jsonschema on many generated documents.
-
-Check = Callable[[Any], bool]
-
-
-class _Undecided(Exception):
-    """The compiled predicate cannot judge this value: jsonschema does."""
-
-
-class _Unsupported(Exception):
-    """The schema uses a keyword the compiler does not know."""
-
-
-_JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
-
-_IGNORED = frozenset({"$schema", "$id", "$defs", "$comment", "title", "description"})
-
-_TYPES: dict[str, Check] = {
-    "object": lambda x: type(x) is dict,
-    "array": lambda x: type(x) is list,
-    "string": lambda x: type(x) is str,
-    "null": lambda x: x is None,
-    "boolean": lambda x: type(x) is bool,
-    "integer": lambda x: type(x) is int or (type(x) is float and x.is_integer()),
-    "number": lambda x: type(x) is int or type(x) is float,
-}
+    except RecursionError:  # deeper than any expected file: jsonschema explains
+        return False
+    return True
 
 
 @cache
-def _compiled_schema() -> Check | None:
+def _compiled_validator() -> Callable[[Any], Any]:
+    """The schema compiled to Python by fastjsonschema: once per process, on first use (about
+    15 ms), so importing this module costs nothing."""
+    return fastjsonschema.compile(schema(), use_default=False, use_formats=False)
+
+
+def _first_refusal(data: Any, lines: Mapping[KeyPath, int], path: Path) -> None:
+    """Raise the compiled validator's own reason for refusing ``data``: for a document jsonschema
+    finds nothing wrong with, were the two ever to disagree."""
     try:
-        return _SchemaCompiler(schema()).compile(schema(), root=True)
-    except Exception:  # a keyword it does not know, or a schema it cannot read: jsonschema judges
-        return None
+        _compiled_validator()(data)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        at = _resolve(data, exc.path[1:])
+        custom = (exc.definition or {}).get("x-messages", {}).get(exc.rule)
+        reason = custom or exc.message.removeprefix(exc.name or "").strip()
+        where = _key_path_text(at)
+        raise InputError(
+            f"{where}: {reason}" if where else reason, path=str(path), line=nearest_line(lines, at)
+        ) from None
 
 
-def _json_equal(a: Any, b: Any) -> bool:
-    """jsonschema's equality of two scalars: ``true`` is not ``1``, ``1`` is ``1.0``."""
-    if type(a) is bool or type(b) is bool:
-        return type(a) is type(b) and bool(a == b)
-    return bool(a == b)
-
-
-class _SchemaCompiler:
-    def __init__(self, root: Mapping[str, Any]) -> None:
-        self.defs: Mapping[str, Any] = root.get("$defs", {})
-        self.done: dict[str, Check] = {}
-        self.busy: set[str] = set()
-
-    def ref(self, pointer: Any) -> Check:
-        prefix = "#/$defs/"
-        if not isinstance(pointer, str) or not pointer.startswith(prefix):
-            raise _Unsupported(pointer)
-        name = pointer[len(prefix) :]
-        if name not in self.defs or any(c in name for c in "/~%"):
-            raise _Unsupported(pointer)
-        if name in self.busy:  # a recursive definition: look it up when called
-            return lambda x: self.done[name](x)  # noqa: PLW0108 (not compiled yet)
-        if name not in self.done:
-            self.busy.add(name)
-            self.done[name] = self.compile(self.defs[name])
-            self.busy.discard(name)
-        return self.done[name]
-
-    def compile(self, sub: Any, *, root: bool = False) -> Check:
-        if sub is True or sub == {}:
-            return lambda x: True
-        if sub is False:
-            return lambda x: False
-        if not isinstance(sub, dict):
-            raise _Unsupported(sub)
-        if not root and "$id" in sub:  # a new base for the `$ref`s inside
-            raise _Unsupported(sub["$id"])
-        checks: list[Check] = []
-        keywords = {k: v for k, v in sub.items() if k not in _IGNORED and not k.startswith("x-")}
-        if "$ref" in keywords:
-            checks.append(self.ref(keywords.pop("$ref")))
-        if "type" in keywords:
-            checks.append(self.type_check(keywords.pop("type")))
-        for name in ("enum", "const"):
-            if name in keywords:
-                value = keywords.pop(name)
-                checks.append(self.enum(value if name == "enum" else [value]))
-        props: dict[str, Check] = {
-            key: self.compile(value) for key, value in keywords.pop("properties", {}).items()
-        }
-        if "additionalProperties" in keywords or props:
-            checks.append(self.properties(props, keywords.pop("additionalProperties", True)))
-        if "required" in keywords:
-            required = tuple(keywords.pop("required"))
-            checks.append(lambda x: type(x) is not dict or all(k in x for k in required))
-        if "propertyNames" in keywords:
-            name_check = self.compile(keywords.pop("propertyNames"))
-            checks.append(lambda x: type(x) is not dict or all(map(name_check, x)))
-        if "items" in keywords:
-            item_check = self.compile(keywords.pop("items"))
-            checks.append(lambda x: type(x) is not list or all(map(item_check, x)))
-        if "minItems" in keywords:
-            min_items = keywords.pop("minItems")
-            checks.append(lambda x: type(x) is not list or len(x) >= min_items)
-        if "minLength" in keywords:
-            min_length = keywords.pop("minLength")
-            checks.append(lambda x: type(x) is not str or len(x) >= min_length)
-        if "minimum" in keywords:
-            minimum = keywords.pop("minimum")
-            checks.append(lambda x: type(x) not in (int, float) or not bool(x < minimum))
-        if "oneOf" in keywords:
-            branches = [self.compile(branch) for branch in keywords.pop("oneOf")]
-            checks.append(lambda x: sum(1 for b in branches if b(x)) == 1)
-        if keywords:
-            raise _Unsupported(sorted(keywords))
-        return _all_of(checks)
-
-    @staticmethod
-    def type_check(names: Any) -> Check:
-        wanted = [names] if isinstance(names, str) else list(names)
-        if not all(isinstance(n, str) and n in _TYPES for n in wanted):
-            raise _Unsupported(names)
-        tests = [_TYPES[n] for n in wanted]
-        if len(tests) == 1:
-            return tests[0]
-        return lambda x: any(t(x) for t in tests)
-
-    @staticmethod
-    def enum(values: Any) -> Check:
-        if not isinstance(values, list) or not all(
-            type(v) in (str, int, float, bool, type(None)) for v in values
-        ):
-            raise _Unsupported(values)
-        strings = frozenset(v for v in values if type(v) is str)
-        others = [v for v in values if type(v) is not str]
-        if not others:
-            return lambda x: type(x) is str and x in strings
-        return lambda x: x in strings if type(x) is str else any(_json_equal(x, v) for v in others)
-
-    def properties(self, props: dict[str, Check], additional: Any) -> Check:
-        if additional is True or additional == {}:
-
-            def known_only(x: Any) -> bool:
-                if type(x) is not dict:
-                    return True
-                for key, value in x.items():
-                    check = props.get(key)
-                    if check is not None and not check(value):
-                        return False
-                return True
-
-            return known_only
-        other = self.compile(additional)
-
-        def every(x: Any) -> bool:
-            if type(x) is not dict:
-                return True
-            for key, value in x.items():  # noqa: SIM110 (a loop is faster than all() here)
-                if not props.get(key, other)(value):
-                    return False
-            return True
-
-        return every
-
-
-def _all_of(checks: list[Check]) -> Check:
-    """One predicate for one schema: its value must be plain data, then pass every check."""
-    json_types = _JSON_TYPES
-
-    if len(checks) == 1:
-        (only,) = checks
-
-        def one(x: Any) -> bool:
-            if type(x) not in json_types:
-                raise _Undecided
-            return only(x)
-
-        return one
-
-    if len(checks) == 2:
-        first, second = checks
-
-        def both(x: Any) -> bool:
-            if type(x) not in json_types:
-                raise _Undecided
-            return first(x) and second(x)
-
-        return both
-
-    def every(x: Any) -> bool:
-        if type(x) not in json_types:
-            raise _Undecided
-        for check in checks:  # noqa: SIM110 (a loop is faster than all() here)
-            if not check(x):
-                return False
-        return True
-
-    return every
+def _resolve(data: Any, parts: list[str]) -> KeyPath:
+    """The key path of fastjsonschema's dotted ``parts`` inside ``data``: a key holding a dot or
+    a bracket comes split in several parts, joined back here; as far as they lead."""
+    at: list[str | int] = []
+    node = data
+    i = 0
+    while i < len(parts):
+        if isinstance(node, list) and parts[i].isdigit() and int(parts[i]) < len(node):
+            at.append(int(parts[i]))
+            node = node[int(parts[i])]
+            i += 1
+            continue
+        if not isinstance(node, dict):
+            break
+        for j in range(len(parts), i, -1):
+            key = ".".join(parts[i:j])
+            if key in node:
+                at.append(key)
+                node = node[key]
+                i = j
+                break
+        else:
+            break
+    return tuple(at)
 
 
 def _explain(
@@ -404,7 +252,11 @@ def render_value(value: Any) -> str:
 
 def _not_json(value: Any) -> str:
     """A YAML value JSON has no type for (``!!binary``, ``!!set``...), drawn for a message."""
-    return f"<{type(value).__name__} {value!r}>"
+    try:
+        text = repr(value)
+    except ValueError:  # holds an integer too long to print (``!!set {0xfff...: }``)
+        text = "(too large to print)"
+    return f"<{type(value).__name__} {text}>"
 
 
 __all__ = ["TIME_KEYS", "conforms", "render_value", "schema", "validate"]

@@ -5,11 +5,17 @@ libyaml's parser events are built straight into data, keeping only the shallow l
 working out a deeper one on first use. Anything out of the ordinary (tags, merge keys, keys
 that are not unique strings, invalid YAML) is read the exact way instead: the full node tree,
 with every key's line and every error named by its line.
+
+Both ways refuse, naming the line, what no expected file needs and a hostile one would use to
+exhaust time or memory (:mod:`.yaml_bounds`): deep nesting, aliases that add too many nodes (a
+"billion laughs"), numbers too large to use. They count as they build, so a refused document
+costs no more than the bound.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,10 +24,19 @@ import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from lineage_es.errors import InputError
+from lineage_es.replay.yaml_bounds import (
+    MAX_DEPTH,
+    MAX_INTEGER,
+    NodeBudget,
+    Refused,
+    alias_allowance,
+    alias_refusal,
+    depth_refusal,
+    number_problem,
+)
 
 #: A key path inside a document: mapping keys and list indices from the top.
 KeyPath = tuple[str | int, ...]
-
 
 if TYPE_CHECKING:
     _SafeLoader = yaml.SafeLoader
@@ -45,7 +60,10 @@ def parse_yaml(text: str, path: Path) -> tuple[Any, Mapping[KeyPath, int]]:
     The lines of the top-level keys and of each step are known at once; any other is worked
     out when first asked for (by re-reading ``text``).
     """
-    fast = _parse_events(text, _EAGER_DEPTH)
+    try:
+        fast = _parse_events(text, _EAGER_DEPTH)
+    except Refused as exc:
+        raise InputError(exc.reason, path=str(path), line=exc.line) from None
     if fast is not None:
         data, known = fast
         return data, LazyLines(known, _EAGER_DEPTH, text, path)
@@ -163,6 +181,11 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
     #: The events of each anchored node, to build an alias from (``None`` while still open).
     anchors: dict[str, list[Any] | None] = {}
     replaying = 0
+    level = 0
+    added = 0
+    allowance = alias_allowance(text)
+    node_starts = (scalar_event, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    written_alias_line = 0
 
     def scalar(event: Any) -> Any:
         value = event.value
@@ -181,7 +204,13 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
         if tag == _STR_TAG:
             obj: Any = strings.setdefault(value, value)
         else:
-            obj = constructors[tag](loader, yaml.ScalarNode(tag, value))
+            try:
+                obj = constructors[tag](loader, yaml.ScalarNode(tag, value))
+            except ValueError:  # an integer past Python's int-to-text limit
+                obj = math.inf if tag == "tag:yaml.org,2002:float" else MAX_INTEGER + 1
+            problem = number_problem(obj, value)
+            if problem is not None:
+                raise Refused(event.start_mark.line + 1, problem)
         if tag in _CACHED_TAGS:
             plain[value] = obj
         return obj
@@ -197,16 +226,34 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
         line: int = event.start_mark.line + 1
         return line
 
+    def counted(events: Iterator[Any], line: int) -> Callable[[], Any]:
+        """The next event of an anchor being replayed, each node it starts counted against
+        the aliases' allowance (refused at ``line``, that of the alias written in the text,
+        once past it)."""
+
+        def pull() -> Any:
+            nonlocal added
+            item = next(events)
+            if isinstance(item, node_starts):
+                added += 1
+                if added > allowance:
+                    raise alias_refusal(line, allowance)
+            return item
+
+        return pull
+
     def node(event: Any, at: KeyPath | None, pull: Callable[[], Any]) -> Any:
-        nonlocal replaying
+        nonlocal replaying, written_alias_line
         kind = type(event)
         if kind is alias_event:
             log = anchors.get(event.anchor)
             if log is None:  # undefined, or an alias inside its own anchor
                 raise _NeedsNodePath
+            if not replaying:  # an alias in the text: refusals name its line
+                written_alias_line = event.start_mark.line + 1
             replaying += 1
-            events = iter(log)
-            value = node(next(events), at, events.__next__)
+            replay = counted(iter(log), written_alias_line)
+            value = node(replay(), at, replay)
             replaying -= 1
             return value
         if event.tag is not None:
@@ -231,8 +278,12 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
         return value
 
     def body(event: Any, kind: type, at: KeyPath | None, pull: Callable[[], Any]) -> Any:
+        nonlocal level
         if kind is scalar_event:
             return scalar(event)
+        level += 1  # one less on each return below; a refusal ends the whole read
+        if level > MAX_DEPTH:
+            raise depth_refusal(written_alias_line if replaying else event.start_mark.line + 1)
         deeper = at is not None and len(at) + 1 != limit
         if kind is yaml.MappingStartEvent:
             out: dict[str, Any] = {}
@@ -240,6 +291,7 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
                 item = pull()
                 item_kind = type(item)
                 if item_kind is yaml.MappingEndEvent:
+                    level -= 1
                     return out
                 if item_kind is not scalar_event or item.anchor is not None or item.tag is not None:
                     raise _NeedsNodePath
@@ -262,6 +314,7 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
         while True:
             item = pull()
             if type(item) is yaml.SequenceEndEvent:
+                level -= 1
                 return items
             if at is None:
                 if type(item) is scalar_event and item.anchor is None and item.tag is None:
@@ -286,6 +339,8 @@ def _parse_events(text: str, depth: int | None) -> tuple[Any, dict[KeyPath, int]
             return None
         if type(next_event()) is not yaml.StreamEndEvent:
             return None  # another document
+    except Refused:
+        raise
     except Exception:  # invalid YAML, or anything unusual: the exact path judges it
         return None
     finally:
@@ -297,15 +352,23 @@ def _parse_nodes(text: str, path: Path) -> tuple[Any, dict[KeyPath, int]]:
     """:func:`parse_yaml` the exact way: the node tree, with every error named by its line."""
     loader = _Loader(text)
     try:
+        written = _written_nodes(text)
         node = loader.get_single_node()
         if node is None:
             raise InputError("the expected file is empty", path=str(path), line=1)
         lines: dict[KeyPath, int] = {}
-        data = _build_value(loader, node, (), lines, path, set())
+        budget = NodeBudget(written, alias_allowance(text))
+        data = _build_value(loader, node, (), lines, path, set(), budget)
+    except Refused as exc:
+        raise InputError(exc.reason, path=str(path), line=exc.line) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         reason = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
+        raise InputError(f"not valid YAML: {reason}", path=str(path), line=line) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML forbids: no mark, a position
+        line = text.count("\n", 0, exc.position) + 1
+        reason = str(exc).split("\n")[0]
         raise InputError(f"not valid YAML: {reason}", path=str(path), line=line) from None
     except yaml.YAMLError as exc:
         raise InputError(f"not valid YAML: {exc}", path=str(path)) from None
@@ -314,17 +377,81 @@ def _parse_nodes(text: str, path: Path) -> tuple[Any, dict[KeyPath, int]]:
     return data, lines
 
 
+def _written_nodes(text: str) -> int:
+    """How many nodes ``text`` writes (aliases not expanded), refusing, before the composer
+    builds anything, nesting deeper than :data:`MAX_DEPTH` (the composer recurses once per
+    level) and aliases past the allowance at the alias that passes it (the sizes of anchors
+    are counted, never expanded). Invalid YAML stops the count: the composer names the error."""
+    loader = _Loader(text)
+    next_event: Callable[[], Any] = loader.get_event
+    allowance = alias_allowance(text)
+    written = added = 0
+    #: Each open mapping or list: its anchor, and the nodes counted when it started.
+    open_nodes: list[tuple[str | None, int]] = []
+    sizes: dict[str, int] = {}  # the expanded size of each anchor, once closed
+    try:
+        while (event := next_event()) is not None:
+            kind = type(event)
+            if kind is yaml.AliasEvent:
+                added += sizes.get(event.anchor, 0)  # unknown or open: the composer judges
+                if added > allowance:
+                    raise alias_refusal(event.start_mark.line + 1, allowance)
+            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                if len(open_nodes) >= MAX_DEPTH:
+                    raise depth_refusal(event.start_mark.line + 1)
+                open_nodes.append((event.anchor, written + added))
+                written += 1
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                anchor, start = open_nodes.pop()
+                if anchor is not None:
+                    sizes[anchor] = written + added - start
+            elif kind is yaml.ScalarEvent:
+                written += 1
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+    except yaml.YAMLError:
+        pass
+    finally:
+        loader.dispose()
+    return written
+
+
+def _construct(loader: _Loader, node: Node) -> Any:
+    """A scalar (or a tagged collection) as the loader builds it, refusing a number too large
+    to use at its line."""
+    line = node.start_mark.line + 1
+    try:
+        value = loader.construct_object(node, deep=True)
+    except ValueError:  # an integer past Python's int-to-text limit
+        raise Refused(line, number_problem(MAX_INTEGER + 1, str(node.value)) or "") from None
+    problem = number_problem(value, node.value) if isinstance(node.value, str) else None
+    if problem is not None:
+        raise Refused(line, problem)
+    return value
+
+
 def _build_value(
-    loader: _Loader, node: Node, at: KeyPath, lines: dict[KeyPath, int], path: Path, seen: set[int]
+    loader: _Loader,
+    node: Node,
+    at: KeyPath,
+    lines: dict[KeyPath, int],
+    path: Path,
+    seen: set[int],
+    budget: NodeBudget,
 ) -> Any:
     lines.setdefault(at, node.start_mark.line + 1)
     if id(node) in seen:
         raise InputError("an alias refers to itself", path=str(path), line=lines[at])
+    budget.left -= 1
+    if budget.left < 0:
+        raise alias_refusal(node.start_mark.line + 1, budget.allowance)
+    if len(seen) >= MAX_DEPTH:  # deeper through aliases than the text itself goes
+        raise depth_refusal(node.start_mark.line + 1)
     if isinstance(node, MappingNode):
         loader.flatten_mapping(node)
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
+            key = _construct(loader, key_node)
             line = key_node.start_mark.line + 1
             if not isinstance(key, str):
                 raise InputError(
@@ -333,14 +460,16 @@ def _build_value(
             if key in out:
                 raise InputError(f"duplicate key {key!r}", path=str(path), line=line)
             lines[(*at, key)] = line
-            out[key] = _build_value(loader, value_node, (*at, key), lines, path, seen | {id(node)})
+            inner = seen | {id(node)}
+            out[key] = _build_value(loader, value_node, (*at, key), lines, path, inner, budget)
         return out
     if isinstance(node, SequenceNode):
+        inner = seen | {id(node)}
         return [
-            _build_value(loader, item, (*at, i), lines, path, seen | {id(node)})
+            _build_value(loader, item, (*at, i), lines, path, inner, budget)
             for i, item in enumerate(node.value)
         ]
-    return loader.construct_object(node, deep=True)
+    return _construct(loader, node)
 
 
 def nearest_line(lines: Mapping[KeyPath, int], at: KeyPath) -> int:

@@ -17,13 +17,11 @@ from lineage_es.replay.expected import (
     Mismatch,
     compare_lineage,
     compare_view,
-    dump_expected,
     load_expected,
     parse_yaml,
-    refresh_view,
-    updated_document,
     validate,
 )
+from lineage_es.replay.expected_writer import dump_expected, refresh_view, updated_document
 from tests.support.expected_example import CHILD, ROOT, SPEC_EXAMPLE
 
 OTHER = "ab00000000000000f"
