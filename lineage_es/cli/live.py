@@ -253,13 +253,17 @@ def serve(
     quiet: bool,
     store: str | None,
 ) -> None:
-    """Answer lineage questions over a small read-only HTTP JSON API.
+    """Show the agent forest as a live web page, and answer lineage questions over a small
+    read-only HTTP JSON API.
 
     \b
+    GET /                      in a browser: the live forest, with time travel
     GET /tree                  the live forest (?all=1 adds stopped nodes, ?host=, ?root=)
     GET /lineage/{id}          a conversation's lineage and live tree
     GET /relation?a=A&b=B      what A is to B
     GET /chain/{id}            the delegation chain up to the root
+    GET /agents/{id}           every node of its host, with its relation to it
+    GET /forest, /events       what the page draws, and its live changes (SSE)
 
     Ids are URL-encoded in paths; an unknown conversation is 404 (except to /relation,
     which answers "unrelated" for it, as relations are defined), bad parameters are 400.
@@ -293,7 +297,7 @@ def serve(
         server = make_server(
             engine, bind, port, allow_remote=allow_remote, log=None if quiet else log
         )
-        click.echo(f"serving {url_of(server)} (read-only; Ctrl-C stops)", err=True)
+        click.echo(f"serving {url_of(server)}/ (read-only; Ctrl-C stops)", err=True)
         try:
             server.serve_forever()
         except KeyboardInterrupt:

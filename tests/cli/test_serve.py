@@ -189,19 +189,38 @@ def test_a_port_out_of_range_is_refused_with_the_reason(engine: Engine) -> None:
 
 
 def test_a_request_line_with_control_characters_is_logged_escaped(engine: Engine) -> None:
+    """Control characters reach the server URL-encoded (the HTTP parser refuses them raw);
+    the logged line shows them decoded, escaped."""
     logged: list[str] = []
     running = make_server(engine, "127.0.0.1", 0, log=logged.append)
     serve_in_thread(running)
     try:
         address, port = running.server_address[:2]
         with socket.create_connection((str(address), port), timeout=10) as client:
-            client.sendall(b"GET /\x1b[2J\x1b]0;owned\x07 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            client.sendall(b"GET /%1b[2J%1b]0;owned%07 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             client.recv(65536)
     finally:
         running.shutdown()
         running.server_close()
     assert logged and all(ord(c) >= 0x20 for line in logged for c in line)
     assert "\\x1b[2J\\x1b]0;owned\\x07" in logged[0]
+
+
+def test_a_request_line_with_raw_control_characters_is_refused_and_not_logged(
+    engine: Engine,
+) -> None:
+    logged: list[str] = []
+    running = make_server(engine, "127.0.0.1", 0, log=logged.append)
+    serve_in_thread(running)
+    try:
+        address, port = running.server_address[:2]
+        with socket.create_connection((str(address), port), timeout=10) as client:
+            client.sendall(b"GET /\x1b[2J HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            answer = client.recv(65536)
+    finally:
+        running.shutdown()
+        running.server_close()
+    assert answer.startswith(b"HTTP/1.1 400 ") and logged == []
 
 
 @pytest.fixture
