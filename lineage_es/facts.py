@@ -157,6 +157,30 @@ class Deleted:
     reason: DeleteReason = "user"
 
 
+@dataclass(frozen=True, slots=True)
+class ToolCalled:
+    """``conversation`` began a call of an MCP tool: the fact that lets an MCP server tell
+    its caller (HOSTS.md 1.5, 3.5). ``call`` is the host's id for the call when it gives one
+    (Claude's ``tool_use_id``, which the call's ``_meta`` repeats); ``arguments`` the call's
+    arguments as canonical JSON when the host gives them and no id (Cursor), so that
+    concurrent calls of one tool can be told apart."""
+
+    conversation: str
+    tool: str
+    call: str | None = None
+    arguments: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolReturned:
+    """The MCP tool call ``conversation`` began with ``tool`` and ``arguments`` (no id) has
+    returned: it can no longer be the call an MCP server is answering."""
+
+    conversation: str
+    tool: str
+    arguments: str | None = None
+
+
 Fact: TypeAlias = (
     RootSeen
     | SpawnRequested
@@ -168,6 +192,8 @@ Fact: TypeAlias = (
     | SessionEnded
     | Renamed
     | Deleted
+    | ToolCalled
+    | ToolReturned
 )
 
 

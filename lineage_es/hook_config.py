@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -257,6 +258,61 @@ class _InstallManifest:
     @classmethod
     def forget(cls, path: Path) -> None:
         cls.where(path).unlink(missing_ok=True)
+
+
+#: The hook events each host must run our hook for, so that ``lineage mcp`` can tell who
+#: calls it (HOSTS.md 1.5, 3.5): Claude Code's ``PreToolUse`` of the server's tools, Cursor's
+#: window around each MCP call. Codex names its caller in ``_meta`` and needs none.
+MCP_CALLER_HOOKS: dict[str, tuple[str, ...]] = {
+    "claude": ("PreToolUse",),
+    "codex": (),
+    "cursor": ("beforeMCPExecution", "afterMCPExecution"),
+}
+
+
+def missing_mcp_hooks(host: str, path: Path, server: str = "lineage") -> tuple[str, ...]:
+    """The hook events of :data:`MCP_CALLER_HOOKS` that ``host``'s config at ``path`` does
+    not run our hook for (for Claude: with a matcher that covers the tools of MCP server
+    ``server``, named ``mcp__<server>__<tool>``); empty when ``lineage mcp`` can tell its
+    callers. :class:`HookConfigError` when the file cannot be read."""
+    needed = MCP_CALLER_HOOKS.get(host)
+    if needed is None:
+        raise HookConfigError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
+    hooks = _hooks_table(_read_config(path), path, create=False) or {}
+    tool = f"mcp__{server}__list_agents"
+    missing: list[str] = []
+    for event in needed:
+        entries = hooks.get(event)
+        entries = entries if isinstance(entries, list) else []
+        if not any(_runs_ours_for(host, entry, tool) for entry in entries):
+            missing.append(event)
+    return tuple(missing)
+
+
+def _runs_ours_for(host: str, entry: object, tool: str) -> bool:
+    """Whether ``entry`` runs one of our commands for a call of ``tool``."""
+    if not isinstance(entry, dict):
+        return False
+    if not _hook_file(host).grouped:
+        return is_ours(entry.get("command"))
+    inner = entry.get("hooks")
+    ours = isinstance(inner, list) and any(
+        isinstance(h, dict) and is_ours(h.get("command")) for h in inner
+    )
+    return ours and _matcher_covers(entry.get("matcher"), tool)
+
+
+def _matcher_covers(matcher: object, tool: str) -> bool:
+    """Whether a Claude Code matcher matches ``tool``: none, ``""`` and ``*`` match every
+    tool; otherwise it is a regular expression (``A|B`` lists tools), matched in full."""
+    if matcher is None or matcher in ("", "*"):
+        return True
+    if not isinstance(matcher, str):
+        return False
+    try:
+        return re.fullmatch(matcher, tool) is not None
+    except re.error:
+        return tool in matcher.split("|")
 
 
 def command_of(host: str, entry: object) -> str | None:

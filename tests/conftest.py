@@ -71,6 +71,16 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def shared_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each test of what several engines on one store see runs on every store that can be
+    shared (a memory store is one process's own)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'journal.sqlite'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
 @pytest.fixture
 def engine(store_url: str) -> Iterator[Engine]:
     from lineage_es.engine.engine import open_engine

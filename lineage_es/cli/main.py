@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lineage_es.cli import imports, journal, live
+from lineage_es.cli import imports, journal, live, mcp, mcp_install
 from lineage_es.cli.common import (
     echo_json,
     host_option,
@@ -416,7 +416,10 @@ main.add_command(imports.import_command)
 main.add_command(live.hook)
 main.add_command(live.install_hooks)
 main.add_command(live.uninstall_hooks)
+main.add_command(mcp_install.install_mcp)
+main.add_command(mcp_install.uninstall_mcp)
 main.add_command(live.serve)
+main.add_command(mcp.mcp)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -19,7 +19,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from lineage_es import facts
-from lineage_es.domain import events
+from lineage_es.domain import call_events, events
 from lineage_es.domain.ids import root_id
 from lineage_es.domain.nodes import DELETED, LIVE, STOPPED
 from lineage_es.domain.placement import PlacementRules
@@ -59,6 +59,8 @@ class RootLineage(PlacementRules, SubtreeRules, Aggregate):
     Renamed = events.Renamed
     WorkspaceLearned = events.WorkspaceLearned
     Deleted = events.Deleted
+    ToolCallStarted = call_events.ToolCallStarted
+    ToolCallEnded = call_events.ToolCallEnded
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -231,6 +233,36 @@ class RootLineage(PlacementRules, SubtreeRules, Aggregate):
             self.rename(fact.conversation, fact.name, at=at, fact=key)
         elif isinstance(fact, facts.Deleted):
             self.delete(fact.conversation, fact.reason, at=at, fact=key)
+        elif isinstance(fact, facts.ToolCalled | facts.ToolReturned):
+            self._note_tool_call(fact, at, key)
+
+    def _note_tool_call(
+        self, fact: facts.ToolCalled | facts.ToolReturned, at: datetime, key: str
+    ) -> None:
+        """Journal an MCP tool call's start or return by a node of this root that is not
+        deleted (an unknown conversation's call names no caller the tree could answer)."""
+        node = self.node(fact.conversation)
+        if node is None or node["status"] == DELETED:
+            return
+        if isinstance(fact, facts.ToolCalled):
+            self._emit(
+                call_events.ToolCallStarted,
+                at,
+                key,
+                conversation=fact.conversation,
+                tool=fact.tool,
+                call=fact.call,
+                arguments=fact.arguments,
+            )
+        else:
+            self._emit(
+                call_events.ToolCallEnded,
+                at,
+                key,
+                conversation=fact.conversation,
+                tool=fact.tool,
+                arguments=fact.arguments,
+            )
 
     def _start_child(
         self, fact: facts.ChildStarted, at: datetime, key: str, elsewhere: Callable[[str], bool]

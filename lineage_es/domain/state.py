@@ -81,6 +81,13 @@ class LineageState:
         if last is None or moment > last:
             self.latest[-1] = moment
 
+    def tool_windows(self) -> dict[str, str]:
+        """The MCP calls begun with no id and not returned yet (Cursor's windows), each with
+        the key of the observation that opened it. Made on first use: a snapshot older than
+        these windows holds none."""
+        windows: dict[str, str] = self.__dict__.setdefault("open_tool_calls", {})
+        return windows
+
     def next_lifetime(self, at: datetime) -> None:
         """A node of the root stopped or resumed at ``at``: a new lifetime begins."""
         self.lifetime += 1

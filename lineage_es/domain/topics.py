@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lineage_es.domain import events
+from lineage_es.domain import call_events, events
 from lineage_es.domain.index import IndexCreated, IndexMoved
 
 #: The topics of :class:`lineage_es.domain.ledger.ImportLedger`'s events.
@@ -72,6 +72,8 @@ EVENT_CLASSES: dict[str, type[Any]] = _EventClasses(
         events.Renamed,
         events.Deleted,
         events.WorkspaceLearned,
+        call_events.ToolCallStarted,
+        call_events.ToolCallEnded,
     )
 )
 

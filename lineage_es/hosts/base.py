@@ -124,6 +124,26 @@ class HostAdapter(Protocol):
         ...
 
 
+def canonical_arguments(value: Any) -> str:
+    """A tool call's arguments as one canonical JSON text (sorted keys), so that a hook's
+    record of a call and the call an MCP server receives compare equal: absent, ``null``,
+    ``""`` and ``{}`` are all ``{}``; a JSON string (Cursor's ``tool_input``) is read first,
+    and one that is not JSON is kept as the JSON string it is."""
+    if isinstance(value, str):
+        if not value.strip():
+            return "{}"
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return orjson.dumps(value).decode()
+    if value is None:
+        return "{}"
+    try:
+        return orjson.dumps(value, option=_KEY_OPTIONS).decode()
+    except TypeError as exc:
+        raise PayloadError(f"tool arguments are not plain JSON data: {exc}") from None
+
+
 def payload_key(payload: Mapping[str, Any], ignore: Iterable[str] = ()) -> str:
     """A digest of ``payload`` without the keys in ``ignore`` (receipt timestamps)."""
     skip = set(ignore)

@@ -24,6 +24,7 @@ from lineage_es.facts import (
     SessionEnded,
     SpawnRequested,
     Stopped,
+    ToolCalled,
 )
 from lineage_es.hosts.base import HookFile, nested_str, optional_object, optional_str
 from lineage_es.hosts.session_envelope import (
@@ -40,6 +41,12 @@ HOST: Host = "claude"
 
 #: The tools that start a subagent: ``Task`` until 2.1.62, ``Agent`` since (``Task`` kept).
 SPAWN_TOOLS = frozenset({"Agent", "Task"})
+
+#: How Claude Code names an MCP server's tool: ``mcp__<server>__<tool>`` (HOSTS.md 1.5).
+MCP_TOOL_PREFIX = "mcp__"
+
+#: The ``_meta`` key of an MCP tool call that repeats its ``PreToolUse`` hook's ``tool_use_id``.
+MCP_CALL_META = "claudecode/toolUseId"
 
 #: Agents Claude Code runs for itself (compaction, prompt suggestions, side questions): no
 #: ``tool_use`` spawned them, so they are not delegation.
@@ -167,7 +174,20 @@ def _event_facts(
         optional_str(payload, "tool_name", HOST) in SPAWN_TOOLS
     ):
         facts.extend(_spawn_facts(payload, event, requester))
+    elif event == "PreToolUse":
+        facts.extend(_mcp_call_facts(payload, requester, acted=agent is not None))
     return tuple(facts) if facts else (Acted(requester),)
+
+
+def _mcp_call_facts(payload: Mapping[str, Any], requester: str, *, acted: bool) -> list[Fact]:
+    """A ``PreToolUse`` of an MCP tool (``mcp__<server>__<tool>``) with its ``tool_use_id``:
+    the call the MCP server will see with that id in ``_meta`` (:data:`MCP_CALL_META`) is
+    ``requester``'s. ``acted``: the requester's act is already among the facts."""
+    tool = optional_str(payload, "tool_name", HOST)
+    call = optional_str(payload, "tool_use_id", HOST)
+    if tool is None or call is None or not tool.startswith(MCP_TOOL_PREFIX):
+        return []
+    return [*(() if acted else (Acted(requester),)), ToolCalled(requester, tool, call=call)]
 
 
 def notified_stops(text: str) -> list[Fact]:

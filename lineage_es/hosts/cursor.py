@@ -27,9 +27,12 @@ from lineage_es.facts import (
     SessionEnded,
     SpawnRequested,
     Stopped,
+    ToolCalled,
+    ToolReturned,
 )
 from lineage_es.hosts.base import (
     HookFile,
+    canonical_arguments,
     checked_key,
     nested_str,
     optional_str,
@@ -47,6 +50,9 @@ ROOT_EVENTS = frozenset({"sessionStart", "beforeSubmitPrompt", "stop", "preCompa
 PLACEHOLDER_CONVERSATION = "empty-state-draft"
 
 SPAWN_TOOL = "Task"
+
+#: The hooks around each MCP tool call: the window in which a call is matched to its caller.
+MCP_WINDOW_EVENTS = frozenset({"beforeMCPExecution", "afterMCPExecution"})
 
 _CAMEL_CASE = re.compile(r"[a-z][A-Za-z]*")
 
@@ -79,6 +85,8 @@ class CursorAdapter:
         "preToolUse",
         "subagentStart",
         "subagentStop",
+        "beforeMCPExecution",
+        "afterMCPExecution",
         "stop",
         "sessionEnd",
     )
@@ -174,7 +182,24 @@ def _event_facts(payload: Mapping[str, Any], event: str, conversation: str) -> t
         return (Stopped(spawn_key=_subagent_id(payload)),)
     if event == "preToolUse" and optional_str(payload, "tool_name", HOST) == SPAWN_TOOL:
         return (Acted(conversation), *_task_facts(payload, conversation))
+    if event in MCP_WINDOW_EVENTS:
+        return (Acted(conversation), *_mcp_window_facts(payload, event, conversation))
     return (Acted(conversation),)
+
+
+def _mcp_window_facts(
+    payload: Mapping[str, Any], event: str, conversation: str
+) -> tuple[Fact, ...]:
+    """``beforeMCPExecution`` opens a window in which an MCP call of ``tool_name`` with
+    ``tool_input`` is ``conversation``'s (Cursor's ``_meta`` names no caller: HOSTS.md 3.5);
+    ``afterMCPExecution`` of the same tool and input closes it."""
+    tool = optional_str(payload, "tool_name", HOST)
+    if tool is None:
+        return ()
+    arguments = canonical_arguments(payload.get("tool_input"))
+    if event == "beforeMCPExecution":
+        return (ToolCalled(conversation, tool, arguments=arguments),)
+    return (ToolReturned(conversation, tool, arguments=arguments),)
 
 
 def _task_facts(payload: Mapping[str, Any], conversation: str) -> tuple[Fact, ...]:

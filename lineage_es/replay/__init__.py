@@ -19,25 +19,27 @@ from typing import Any, Literal, Protocol
 from lineage_es.errors import InputError, LineageError, PayloadError
 from lineage_es.facts import Observation
 from lineage_es.hosts.detect import FORM_HOST, Form
-from lineage_es.model import AgentLineage, LineageTree
+from lineage_es.model import AgentLineage, LineageTree, Member
 from lineage_es.replay.expected import (
     Expected,
     Mismatch,
     Step,
     compare_lineage,
+    compare_relations,
     compare_view,
-    dump_expected,
     load_expected,
     parse_yaml,
-    updated_document,
     validate,
 )
+from lineage_es.replay.expected_writer import dump_expected, updated_document
 from lineage_es.replay.inputs import (
     McpRow,
     ObservationRow,
     PayloadRow,
     Row,
     detect_form,
+    family_relations,
+    mcp_caller,
     read_rows,
     scan_lines,
 )
@@ -61,6 +63,8 @@ class Engine(Protocol):
     def resolve(self, host: str, meta: Mapping[str, Any], /) -> AgentLineage | None: ...
 
     def tree_for(self, conversation: str, host: str | None = None, /) -> LineageTree | None: ...
+
+    def agents(self, as_: str, host: str | None = None, /) -> tuple[Member, ...]: ...
 
     def close(self) -> None: ...
 
@@ -134,6 +138,8 @@ class _Observed:
     ingested: int = 0
     views: dict[int, dict[str, LineageTree | None]] = field(default_factory=dict)
     final_views: dict[str, LineageTree | None] | None = None
+    #: Each asserted row's requester's relation to every agent of its family (list_agents).
+    relations: dict[int, dict[str, str] | None] = field(default_factory=dict)
     last_row: int = 0
 
     def lineages(self) -> dict[int, AgentLineage | None]:
@@ -245,7 +251,7 @@ def _replay_into_engine(
     view_host = host or FORM_HOST.get(form)
     probes: dict[int, set[str]] = {}
     for step in spec.steps if spec is not None else ():
-        for row in step.rows if step.views else ():
+        for row in step.rows if step.views or "relations" in step.checks else ():
             probes.setdefault(row, set()).update(step.views)
     pending = sorted(probes)
     # Checking an expected file needs only the answers of the rows it asserts (``--update``
@@ -268,7 +274,7 @@ def _replay_into_engine(
             moment = item.row + 1 if merged else item.row
             while pending and pending[0] < moment:
                 row = pending.pop(0)
-                observed.views[row] = _trees_of(engine, probes[row], view_host)
+                _probe(engine, observed, row, probes[row], view_host)
             if item.row > observed.last_row:
                 observed.ingested += 1
             if merged or (asserted is not None and item.row not in asserted):
@@ -293,7 +299,7 @@ def _replay_into_engine(
             observed.last_row = max(observed.last_row, item.row)
         for row in pending:
             if row <= observed.last_row:
-                observed.views[row] = _trees_of(engine, probes[row], view_host)
+                _probe(engine, observed, row, probes[row], view_host)
         if spec is not None and spec.final_views is not None:
             observed.final_views = _trees_of(engine, set(spec.final_views), view_host)
     finally:
@@ -380,7 +386,7 @@ def _ingest_row(
             lineage = engine.observe(item.host, item.payload, at=item.at, answer=answer)
             return RowAnswer(item.row, "hook", item.host, lineage)
         if isinstance(item, McpRow):
-            return RowAnswer(item.row, "mcp", item.host, engine.resolve(item.host, item.meta))
+            return RowAnswer(item.row, "mcp", item.host, mcp_caller(engine, item))
         assert isinstance(item, ObservationRow)
         if item.observation is None:
             return RowAnswer(item.row, "transcript", None, None)
@@ -391,6 +397,15 @@ def _ingest_row(
         raise InputError(
             f"{exc} ({_ingested_so_far(count)})", path=str(path), line=item.row
         ) from None
+
+
+def _probe(
+    engine: Engine, observed: _Observed, row: int, views: set[str], host: str | None
+) -> None:
+    """Keep, as of just after ``row``, the views asked for and its requester's relations."""
+    observed.views[row] = _trees_of(engine, views, host)
+    answer = observed.answers.get(row)
+    observed.relations[row] = family_relations(engine, answer.lineage if answer else None)
 
 
 def _trees_of(
@@ -412,6 +427,7 @@ def _step_results(spec: Expected, observed: _Observed) -> tuple[StepResult, ...]
             answer = observed.answers.get(row)
             lineage = answer.lineage if answer is not None else None
             mismatches.extend(compare_lineage(spec, step, row, lineage))
+            mismatches.extend(compare_relations(spec, step, row, observed.relations.get(row)))
             for conversation, want in step.views.items():
                 tree = observed.views[row][conversation]
                 mismatches.extend(

@@ -6,6 +6,7 @@ huge or hostile recording fails on the offending line instead of exhausting memo
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -14,10 +15,12 @@ from typing import Any
 
 import orjson
 
+from lineage_es.engine.callers import CallerFinder, CallerUnknown
 from lineage_es.errors import InputError, LineageError, PayloadError, UnknownHost
 from lineage_es.facts import HOSTS, LOGICAL_EPOCH, Host, Observation
-from lineage_es.hosts import adapter, adapters
+from lineage_es.hosts import adapter
 from lineage_es.hosts.base import parse_time
+from lineage_es.hosts.claude import MCP_CALL_META
 from lineage_es.hosts.detect import (
     FORM_HOST,
     Form,
@@ -29,6 +32,7 @@ from lineage_es.hosts.detect import (
 )
 from lineage_es.hosts.transcript import TranscriptRow
 from lineage_es.lines import MAX_LINE_BYTES, OnBadLine, numbered_lines, unreported
+from lineage_es.model import AgentLineage
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +47,15 @@ class PayloadRow:
 
 @dataclass(frozen=True, slots=True)
 class McpRow:
-    """An MCP tool call: its ``_meta`` is resolved and checked, and journals nothing."""
+    """An MCP tool call: its caller is identified as ``lineage mcp`` identifies it (its
+    ``_meta``, and for Cursor its tool and ``arguments``) and checked; it journals nothing."""
 
     row: int
     host: Host
     tool: str
     meta: Mapping[str, Any]
     at: datetime
+    arguments: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,22 +282,37 @@ def _recording_row(path: Path, number: int, line: bytes, host: str | None) -> Ro
     tool = mcp.get("tool")
     if not isinstance(tool, str):
         raise _line_error(path, number, "'mcp.tool' must be the tool's name")
+    arguments = mcp.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise _line_error(path, number, "'mcp.arguments' must be an object when given")
     _check_meta(path, number, _known_host(row_host), mcp["_meta"])
-    return McpRow(row=number, host=_known_host(row_host), tool=tool, meta=mcp["_meta"], at=at)
+    return McpRow(
+        row=number,
+        host=_known_host(row_host),
+        tool=tool,
+        meta=mcp["_meta"],
+        at=at,
+        arguments=arguments,
+    )
 
 
 def _check_meta(path: Path, number: int, host: Host, meta: Mapping[str, Any]) -> None:
-    """Refuse an MCP row that can state nothing: from a host whose MCP calls carry no
-    ``_meta`` lineage, or whose ``_meta`` names no thread; or a mistyped ``_meta``."""
+    """Refuse an MCP row that can name no caller: a Codex ``_meta`` that names no thread
+    (or is mistyped), a Claude Code ``_meta`` without the tool call's id. A Cursor call is
+    matched by its tool and arguments (HOSTS.md 3.5): any ``_meta`` will do."""
+    if host == "claude":
+        call = meta.get(MCP_CALL_META)
+        if not isinstance(call, str) or not call:
+            raise _line_error(
+                path,
+                number,
+                f"'mcp._meta' names no tool call: missing required field {MCP_CALL_META!r}, "
+                "the tool_use_id of the call's PreToolUse hook",
+            )
+        return
     caller = adapter(host)
     if not caller.mcp_meta:
-        with_meta = ", ".join(each.host for each in adapters() if each.mcp_meta)
-        raise _line_error(
-            path,
-            number,
-            f"an mcp row from {host}: {host} puts no lineage in an MCP tool call's _meta "
-            f"(only {with_meta} does), so the row could state nothing",
-        )
+        return
     try:
         caller.claim(meta)
         names = caller.meta_names_thread(meta)
@@ -303,6 +324,36 @@ def _check_meta(path: Path, number: int, host: Host, meta: Mapping[str, Any]) ->
             number,
             f"'mcp._meta' names no thread: missing required field {caller.meta_thread_fields}",
         )
+
+
+def mcp_caller(engine: Any, row: McpRow) -> AgentLineage | None:
+    """The caller's lineage of a recorded MCP call, as ``lineage mcp`` identifies it from
+    what the rows before it journaled; ``None`` when it cannot be identified. ``engine`` is
+    an :class:`~lineage_es.engine.engine.Engine` (the replay's own, or one on ``--store``)."""
+    finder = _FINDERS.get(engine)
+    if finder is None:
+        finder = _FINDERS[engine] = CallerFinder(engine)
+    meta = row.meta if row.host != "cursor" else {}  # Cursor's names nobody
+    try:
+        return finder.identify(meta, row.tool, row.arguments).lineage
+    except CallerUnknown:
+        return None
+
+
+def family_relations(engine: Any, lineage: AgentLineage | None) -> dict[str, str] | None:
+    """What every agent of ``lineage``'s family is to it, as ``list_agents`` (and ``lineage
+    agents --as``) gives it; ``None`` for no requester, or one the journal does not hold."""
+    if lineage is None:
+        return None
+    try:
+        members = engine.agents(lineage.conversation, lineage.host)
+    except LineageError:
+        return None
+    return {m.conversation: m.relation for m in members if m.root == lineage.root}
+
+
+#: One caller finder per engine a replay runs on (it follows that engine's journal).
+_FINDERS: weakref.WeakKeyDictionary[Any, CallerFinder] = weakref.WeakKeyDictionary()
 
 
 def _transcript_rows(path: Path, form: Form, lenient: bool) -> Iterator[Row]:

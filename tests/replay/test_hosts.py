@@ -61,9 +61,9 @@ def test_the_cursor_capture_still_replays_as_cursor() -> None:
     ("host", "meta", "reason"),
     [
         ("codex", {}, "names no thread"),
-        ("cursor", {"threadId": CODEX_ROOT}, "cursor puts no lineage in an MCP tool call's _meta"),
+        ("claude", {"threadId": CODEX_ROOT}, "names no tool call"),
     ],
-    ids=["codex-naming-no-thread", "cursor"],
+    ids=["codex-naming-no-thread", "claude-naming-no-tool-call"],
 )
 def test_an_mcp_row_that_can_state_nothing_exits_2_naming_the_row(
     tmp_path: Path, host: str, meta: dict[str, Any], reason: str

@@ -322,14 +322,24 @@ def test_a_recorded_mcp_call_whose_meta_names_no_thread_is_refused(tmp_path: Pat
     )
 
 
-@pytest.mark.parametrize("host", ["claude", "cursor"])
-def test_a_recorded_mcp_call_from_a_host_without_mcp_meta_is_refused(
-    tmp_path: Path, host: str
-) -> None:
+def test_a_recorded_claude_mcp_call_without_its_tool_use_id_is_refused(tmp_path: Path) -> None:
     mcp = {"tool": "x", "_meta": {"threadId": CODEX_ROOT}}
-    error = _error(write_lines(tmp_path / "r.jsonl", record(host, mcp=mcp)))
+    error = _error(write_lines(tmp_path / "r.jsonl", record("claude", mcp=mcp)))
     assert error.line == 1
-    assert f"{host} puts no lineage in an MCP tool call's _meta" in error.reason
+    assert "missing required field 'claudecode/toolUseId'" in error.reason
+
+
+def test_a_recorded_cursor_mcp_call_is_read_with_its_arguments(tmp_path: Path) -> None:
+    mcp = {"tool": "provenance", "arguments": {"to": "c1"}, "_meta": {"progressToken": 1}}
+    [row] = read_rows(write_lines(tmp_path / "r.jsonl", record("cursor", mcp=mcp)))
+    assert isinstance(row, McpRow)
+    assert (row.tool, row.arguments) == ("provenance", {"to": "c1"})
+
+
+def test_recorded_mcp_arguments_that_are_not_an_object_are_refused(tmp_path: Path) -> None:
+    mcp = {"tool": "x", "arguments": [1], "_meta": {}}
+    error = _error(write_lines(tmp_path / "r.jsonl", record("cursor", mcp=mcp)))
+    assert "'mcp.arguments' must be an object" in error.reason
 
 
 def test_a_recorded_mcp_call_with_mistyped_meta_is_refused_with_its_line(tmp_path: Path) -> None:
