@@ -1,12 +1,16 @@
-"""One hook invocation: read a host's payload, journal it, and never get in the host's way.
+"""One hook invocation on the full path: read a host's payload, journal it at once (and answer
+its lineage), and never get in the host's way.
 
-A host runs its hooks synchronously around every prompt and tool call, so this path imports as
-little as it can (no click; the engine only once a payload is in hand) and it never fails the
-host: whatever goes wrong is written to ``hook.log`` in the data dir and the exit status is 0.
+The hook ``lineage install-hooks`` installs is the fast one (:mod:`lineage_es.hook_fast`): it
+only appends the payload to the store's inbox. This path journals the payload in its own
+process, for a caller that needs the answer (``--print-lineage``) or a recording
+(``--record``); opening the engine folds what waits in the inbox first, so the order of
+acceptance holds. It imports as little as it can (no click; the engine only once a payload is
+in hand) and it never fails the host: whatever goes wrong is written to ``hook.log`` in the
+state dir and the exit status is 0.
 
-Run it as ``python -m lineage_es.hook HOST [--store URL] [--record FILE] [--print-lineage]``
-(what ``lineage install-hooks`` installs: no click to import) or as ``lineage hook HOST`` (the
-same function behind the ``lineage`` command), HOST being one of
+Run it as ``lineage hook HOST [--store URL] [--record FILE] [--print-lineage]`` or
+``python -m lineage_es.hook HOST ...`` (no click to import), HOST being one of
 :data:`lineage_es.facts.HOSTS`.
 
 What a hook may print: Claude Code adds the stdout of ``SessionStart`` and ``UserPromptSubmit``
@@ -36,7 +40,7 @@ if TYPE_CHECKING:
 #: logged, lost event, never a host killing the hook or waiting on it at every event.
 LOCK_TIMEOUT = 4
 
-#: The error log in the data dir, and the size at which it is rotated to ``hook.log.1``.
+#: The error log in the state dir, and the size at which it is rotated to ``hook.log.1``.
 LOG_NAME = "hook.log"
 LOG_MAX_BYTES = 1024 * 1024
 
@@ -159,27 +163,11 @@ def run_hook(
 
 
 def payload_context(raw: bytes, host: str | None = None) -> str:
-    """``hook_event_name=… session_id=…``: what a payload from ``host`` that failed was about,
-    read from its bytes (it may be too large, too deep or not JSON at all), so that the log
-    says which fact was lost: the fields its adapter names in a log line (every adapter's for
-    a host we do not know). Only on the error path; first occurrences, top level or not."""
-    import re
+    """``hook_event_name=… session_id=…``: what a payload from ``host`` that failed was about
+    (:func:`lineage_es.inbox.payload_context`, which the inbox's folder logs with too)."""
+    from lineage_es.inbox import payload_context as context
 
-    try:
-        from lineage_es.hosts import log_fields
-
-        fields = log_fields(host)
-    except Exception:  # the log line goes without its context rather than not at all
-        return ""
-    found: dict[str, str] = {}
-    pattern = rb'"(' + "|".join(fields).encode() + rb')"\s*:\s*"([^"\\]{1,200})"'
-    for match in re.finditer(pattern, raw):
-        name = match.group(1).decode()
-        if name not in found:
-            found[name] = match.group(2).decode("utf-8", "replace")
-        if len(found) == len(fields):
-            break
-    return " ".join(f"{name}={found[name]}" for name in fields if name in found)
+    return context(raw, host)
 
 
 def _import_engine(host: str, *, freeze: bool) -> None:
@@ -227,10 +215,12 @@ def _is_lineage_error(exc: Exception) -> bool:
 
 
 def log_path() -> Path:
-    """Where hook errors are written: ``hook.log`` in the data dir of the default store."""
-    from lineage_es.stores import data_dir
+    """Where hook errors are written: ``hook.log`` in the state dir
+    (``$XDG_STATE_HOME/lineage``, default ``~/.local/state/lineage``), not the data dir: a log
+    is no data of the journal's (:func:`lineage_es.user_files.state_dir`)."""
+    from lineage_es.user_files import state_dir
 
-    return data_dir() / LOG_NAME
+    return Path(state_dir()) / LOG_NAME
 
 
 def log_error(host: str, reason: str, detail: str = "") -> None:

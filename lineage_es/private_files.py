@@ -16,9 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: The mode of every folder and file the engine creates.
-PRIVATE_FOLDER = 0o700
-PRIVATE_FILE = 0o600
+from lineage_es import user_files
+from lineage_es.user_files import PRIVATE_FILE, PRIVATE_FOLDER
 
 __all__ = [
     "PRIVATE_FILE",
@@ -31,22 +30,9 @@ __all__ = [
 
 def make_private_folder(path: Path) -> None:
     """Create ``path`` and each missing folder above it, every one 0700; a folder that exists
-    already is left as it is. ``FileExistsError`` when ``path`` is a file."""
-    missing: list[Path] = []
-    here = path
-    while not here.is_dir():
-        missing.append(here)
-        if here.parent == here:
-            break
-        here = here.parent
-    for folder in reversed(missing):
-        try:
-            os.mkdir(folder, PRIVATE_FOLDER)
-        except FileExistsError:
-            if folder.is_dir():  # made meanwhile by another process: theirs to keep
-                continue
-            raise
-        os.chmod(folder, PRIVATE_FOLDER)
+    already is left as it is. ``FileExistsError`` when ``path`` is a file. (The rules live in
+    :mod:`lineage_es.user_files`, which the fast hook loads without the package.)"""
+    user_files.make_private_folder(os.fspath(path))
 
 
 def open_private(path: Path, flags: int) -> int:
@@ -54,16 +40,7 @@ def open_private(path: Path, flags: int) -> int:
     (its folder must exist); an existing file is opened as it is, its mode kept, as a shell's
     ``>`` keeps it. ``flags`` are the access and ``O_APPEND``/``O_TRUNC`` flags, without
     ``O_CREAT``."""
-    try:
-        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE)
-    except FileExistsError:  # or a link: what it names is opened, created 0600 at most
-        return os.open(path, flags | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE)
-    try:
-        os.fchmod(fd, PRIVATE_FILE)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return user_files.open_private(os.fspath(path), flags)
 
 
 def append_private(path: Path, data: bytes) -> None:

@@ -24,7 +24,7 @@ from lineage_es.engine.guards import (
     require_moment,
     require_observation,
 )
-from lineage_es.engine.journaling import Clock, Journaler, as_utc
+from lineage_es.engine.journaling import Also, Clock, Journaler, as_utc
 from lineage_es.engine.routing import Router
 from lineage_es.engine.unit import CacheWatch
 from lineage_es.errors import EngineClosed, InvalidArgument, StoreError, StoreLocked
@@ -226,10 +226,13 @@ class Engine:
 
             return answer_observation(self.queries, observation, placed)
 
-    def observe_many(self, observations: Iterable[Observation], *, batch: int = 1000) -> int:
+    def observe_many(
+        self, observations: Iterable[Observation], *, batch: int = 1000, also: Also | None = None
+    ) -> int:
         """Journal many observations in order, up to ``batch`` of them per transaction, and
         answer nothing: for importers and ingest, where one durable commit per payload
-        would dominate. Returns how many observations had a requester.
+        would dominate. Returns how many observations had a requester. ``also`` makes (per
+        attempt) aggregates saved in the last transaction: an inbox's read offset.
 
         An observation that names no root (Cursor's) is routed through the view, so the
         batch before it is saved first and it is observed on its own. An item that is not an
@@ -255,7 +258,7 @@ class Engine:
                 if len(chunk) >= batch:
                     self._journaler.record_batch(chunk)
                     chunk = []
-            self._journaler.record_batch(chunk)
+            self._journaler.record_batch(chunk, also)
         return count
 
     def resolve(self, host: str, meta: Mapping[str, Any]) -> AgentLineage | None:
@@ -460,6 +463,7 @@ def open_engine(
     clock: Clock | None = None,
     create: bool = True,
     lock_timeout: float | None = None,
+    fold: bool = True,
 ) -> Engine:
     """Open the engine on a store URL (default: ``$LINEAGE_STORE`` or the SQLite journal in
     the user's data dir). ``memory://`` keeps everything in the process.
@@ -469,9 +473,15 @@ def open_engine(
     :class:`StoreError`) and nothing is created, for a caller that only means to read.
     ``lock_timeout`` bounds, in seconds, how long a write waits for another process's lock
     (default :data:`~lineage_es.stores.SQLITE_LOCK_TIMEOUT` on SQLite, 10 on PostgreSQL): a
-    hook, which a host runs with a deadline, waits less.
+    hook, which a host runs with a deadline, waits less. Rows waiting in the store's inbox
+    are journaled first unless ``fold`` is false (:func:`lineage_es.inbox.fold_first`).
     """
-    return Engine(url, clock=clock, create=create, lock_timeout=lock_timeout)
+    from lineage_es.inbox import fold_first
+
+    def opening(waiting: bool) -> Engine:
+        return Engine(url, clock=clock, create=create or waiting, lock_timeout=lock_timeout)
+
+    return fold_first(url or default_store_url(), opening, fold=fold)
 
 
 __all__ = ["Engine", "open_engine"]

@@ -4,8 +4,9 @@ state when another writer got in first."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from lineage_es.engine.application import LineageApplication
 from lineage_es.engine.guards import check_storable
@@ -16,6 +17,10 @@ from lineage_es.read.projection import Projector
 from lineage_es.read.view import ViewStore
 
 Clock = Callable[[], datetime]
+
+#: Makes the aggregates saved with a batch, afresh for each attempt (a failed save takes
+#: their pending events).
+Also = Callable[[], Sequence[Any]]
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -86,10 +91,14 @@ class Journaler:
         nothing: tuple[list[str], bool] = ([], False)
         return save_with_retries(begin, work, nothing=nothing)
 
-    def record_batch(self, observations: list[Observation]) -> None:
+    def record_batch(self, observations: list[Observation], also: Also | None = None) -> None:
         """Journal ``observations`` (each naming its root, each checked storable) in order in
-        one transaction, then bring the view up to date."""
+        one transaction, then bring the view up to date. ``also`` makes, for each attempt,
+        aggregates saved in that same transaction (alone when there is no observation)."""
         if not observations:
+            pending = [a for a in (also() if also is not None else ()) if a.pending_events]
+            if pending:
+                self.app.save_aggregates(*pending)
             return
 
         def begin() -> UnitOfWork:
@@ -100,6 +109,8 @@ class Journaler:
         def work(unit: UnitOfWork) -> None:
             for observation in observations:
                 self._apply_in_batch(observation, unit)
+            if also is not None:
+                unit.also = tuple(also())
             unit.save()
             self.cache.note_own_writes(unit.positions)
 

@@ -53,10 +53,17 @@ class LedgerStore:
 
     def load(self, host: str, folder: str) -> ImportLedger | None:
         """The ledger of ``host``'s history folder ``folder`` (an absolute path); ``None``
-        when that folder was never imported."""
+        when that folder was never imported. Read from the store, never the aggregate cache:
+        another process may have saved it since this engine last did (an inbox's folder and
+        its readers take turns on one ledger)."""
         with self._guard():
+            aggregate_id = ledger_id(host, folder)
+            cache = self.app.repository.cache
+            if cache is not None:
+                with contextlib.suppress(KeyError):
+                    cache.get(aggregate_id, evict=True)
             try:
-                ledger: ImportLedger = self.app.repository.get(ledger_id(host, folder))
+                ledger: ImportLedger = self.app.repository.get(aggregate_id)
             except AggregateNotFoundError:
                 return None
             return ledger

@@ -76,6 +76,9 @@ class UnitOfWork:
     saved: bool = False
     #: Journal positions this unit wrote.
     positions: list[int] = field(default_factory=list)
+    #: Other aggregates saved in this unit's transaction (an inbox's ledger: the offset of
+    #: the rows this unit journals), saved even when the rules change no root.
+    also: tuple[Any, ...] = ()
 
     def get_root(self, conversation: str) -> RootLineage | None:
         """The root aggregate of root conversation ``conversation``, loaded once per unit;
@@ -181,8 +184,10 @@ class UnitOfWork:
                     entry = self._entry_to_save(root.host, conversation, root.conversation, event)
                     if entry is not None:
                         entries[(root.host, conversation)] = entry
-        if entries or any(root.pending_events for root in self.roots.values()):
-            self.positions = self.app.save_aggregates(*self.roots.values(), *entries.values())
+        also = [aggregate for aggregate in self.also if aggregate.pending_events]
+        if entries or also or any(root.pending_events for root in self.roots.values()):
+            aggregates = (*self.roots.values(), *entries.values(), *also)
+            self.positions = self.app.save_aggregates(*aggregates)
             self.saved = True
             for (host, conversation), entry in entries.items():
                 self.routes[(host, conversation)] = entry.root

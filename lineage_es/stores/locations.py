@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from eventsourcing.persistence import InterfaceError
 
+from lineage_es import user_files
 from lineage_es.errors import StoreError
 
 StoreKind = Literal["memory", "sqlite", "postgresql"]
@@ -44,20 +44,18 @@ class StoreLocation:
 
 
 def data_dir() -> Path:
-    """The per-user data directory that holds the default journal."""
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "lineage-es"
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "lineage-es"
+    """The per-user data directory that holds the default journal (the rule lives in
+    :mod:`lineage_es.user_files`, which the fast hook reads too)."""
+    return Path(user_files.data_dir())
 
 
 def default_store_url() -> str:
     """``$LINEAGE_STORE`` when set, else the SQLite journal in :func:`data_dir`."""
-    return os.environ.get("LINEAGE_STORE") or f"sqlite:///{data_dir() / 'journal.sqlite'}"
+    return user_files.default_store_url()
 
 
 #: The spellings of the in-memory store's URL.
-MEMORY_URLS = frozenset({"memory://", "memory:", "memory"})
+MEMORY_URLS = user_files.MEMORY_URLS
 
 
 def parse_store_url(url: str) -> StoreLocation:

@@ -37,10 +37,11 @@ CURSOR_START = {
 
 @pytest.fixture
 def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private data dir for the hook's error log."""
+    """A private state dir for the hook's error log (and a data dir of the test's own)."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return tmp_path / "data" / "lineage-es"
+    return tmp_path / "state" / "lineage"
 
 
 @pytest.fixture
@@ -383,7 +384,7 @@ def test_lineage_hook_command_exits_0_without_a_host(data_home: Path) -> None:
 
 def test_the_module_entry_point_exits_0_on_garbage(tmp_path: Path, store: str) -> None:
     """What a host runs: a separate process, stdin in, nothing out, status 0."""
-    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "LINEAGE_STORE": store}
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "LINEAGE_STORE": store}
     done = subprocess.run(
         [sys.executable, "-m", "lineage_es.hook", "claude"],
         input=b"\x00garbage",
@@ -392,7 +393,7 @@ def test_the_module_entry_point_exits_0_on_garbage(tmp_path: Path, store: str) -
         check=False,
     )
     assert (done.returncode, done.stdout) == (0, b"")
-    assert (tmp_path / "data" / "lineage-es" / "hook.log").exists()
+    assert (tmp_path / "state" / "lineage" / "hook.log").exists()
 
 
 def test_the_module_entry_point_journals_into_lineage_store(tmp_path: Path, store: str) -> None:

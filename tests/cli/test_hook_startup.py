@@ -72,7 +72,7 @@ def test_a_hook_process_imports_only_what_journaling_needs(tmp_path: Path) -> No
         "import lineage_es.hook as h\n"
         f"h.main(['claude', '--store', {url!r}], own_process=True)\n"
         "print(' '.join(sorted(sys.modules)))\n",
-        env={"XDG_DATA_HOME": str(tmp_path / "data")},
+        env={"XDG_DATA_HOME": str(tmp_path / "data"), "XDG_STATE_HOME": str(tmp_path / "state")},
         stdin=orjson.dumps(START),
     ).split()
     assert "lineage_es.engine.engine" in loaded
@@ -141,11 +141,11 @@ def test_a_hook_catches_up_past_ledger_events_without_building_them(tmp_path: Pa
         f"outcome = h.run_hook('claude', sys.stdin.buffer.read(), store={url!r})\n"
         "assert outcome.error is None, outcome.error\n"
         "print(' '.join(sorted(sys.modules)))\n",
-        env={"XDG_DATA_HOME": str(tmp_path / "data")},
+        env={"XDG_DATA_HOME": str(tmp_path / "data"), "XDG_STATE_HOME": str(tmp_path / "state")},
         stdin=orjson.dumps({**child, "tool_use_id": "toolu_1", "tool_input": {}}),
     ).split()
     assert "lineage_es.domain.ledger" not in loaded
-    assert not (tmp_path / "data" / "lineage-es" / "hook.log").exists()
+    assert not (tmp_path / "state" / "lineage" / "hook.log").exists()
 
 
 def test_journal_tooling_carries_ledger_events(tmp_path: Path) -> None:

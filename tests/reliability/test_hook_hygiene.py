@@ -22,9 +22,10 @@ CLEAR_SCREEN = "\x1b[2J\x1b[3J\x1b[H"
 @pytest.fixture
 def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("LINEAGE_STORE", raising=False)
-    return tmp_path / "data" / "lineage-es"
+    return tmp_path / "state" / "lineage"
 
 
 def log_text(data_home: Path) -> str:

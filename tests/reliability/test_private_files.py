@@ -39,10 +39,11 @@ def umask(request: pytest.FixtureRequest) -> Iterator[int]:
 
 @pytest.fixture
 def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A data dir not made yet, two folders down: where hook.log goes."""
+    """A state dir not made yet, two folders down: where hook.log goes."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg" / "data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg" / "state"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return tmp_path / "xdg" / "data" / "lineage-es"
+    return tmp_path / "xdg" / "state" / "lineage"
 
 
 def test_a_new_store_and_every_folder_above_it_are_private(umask: int, tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ class McpStore:
         self.env = {
             **os.environ,
             "XDG_DATA_HOME": str(self.folder / "data"),
+            "XDG_STATE_HOME": str(self.folder / "state"),
             "HOME": str(self.folder / "home"),
         }
         self.env.pop("LINEAGE_STORE", None)
@@ -73,7 +74,7 @@ class McpStore:
                 check=True,
                 capture_output=True,
             )
-        log = self.folder / "data" / "lineage-es" / "hook.log"
+        log = self.folder / "state" / "lineage" / "hook.log"
         assert not log.exists(), log.read_text()
 
     def copy_into(self, folder: Path) -> McpStore:
