@@ -1,5 +1,10 @@
 """Frozen answers the engine gives: lineages, trees, relations, chains, families.
 
+Every node an answer describes (:class:`Peer`, :class:`AgentLineage`, :class:`Member`,
+:class:`ForestNode`) carries ``last_seen``: the time of the latest fact about it, to a minute
+(``None`` when the engine answers from a claim it has not journaled). It is written last in
+each node's JSON, so the keys before it keep their order.
+
 Every value here is immutable, hashable, equal after pickling and after a JSON round trip
 through :func:`to_json` and the class's ``from_json``, which reads the JSON back by the
 dataclass's own fields and their types (:class:`Answer`).
@@ -75,6 +80,7 @@ class Peer(Answer):
     parent: str | None = None
     subagent: Subagent | None = None
     ambiguous: bool = False
+    last_seen: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +98,11 @@ class AgentLineage(Answer):
     """Where a request stands: its conversation, root, parent, depth, how that is known, and
     the tree around it when the registry placed it (``tree`` is ``None`` otherwise); its
     display name once renamed, and whether it sits under its root with no parent edge
-    (``ambiguous``, as the tree marks it)."""
+    (``ambiguous``, as the tree marks it). ``root`` is ``None`` while it is not known: a
+    Cursor child not bound to its parent yet is no root, and its root is not known."""
 
     conversation: str
-    root: str
+    root: str | None
     depth: int
     resolution: Resolution
     parent: str | None = None
@@ -104,6 +111,7 @@ class AgentLineage(Answer):
     host: str | None = None
     name: str | None = None
     ambiguous: bool = False
+    last_seen: str | None = None
 
     def __post_init__(self) -> None:
         """A lineage that names a parent is not ambiguous: an answer that takes a parent
@@ -157,6 +165,7 @@ class Member(Answer):
     stopped_at: str | None = None
     relation: Relation | None = None
     ambiguous: bool = False
+    last_seen: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +182,7 @@ class ForestNode(Answer):
     name: str | None = None
     ambiguous: bool = False
     children: tuple[ForestNode, ...] = ()
+    last_seen: str | None = None
 
 
 class _FieldReading(NamedTuple):

@@ -18,6 +18,14 @@ if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
 
 
+@pytest.fixture(autouse=True)
+def no_quiet_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests feed facts at fixed past times, so the default ``lineage tree`` would leave their
+    roots out as quiet: every test runs with no quiet limit (``LINEAGE_QUIET_AFTER=off``)
+    unless it sets one (tests/cli/test_quiet_tree.py)."""
+    monkeypatch.setenv("LINEAGE_QUIET_AFTER", "off")
+
+
 @pytest.fixture
 def repo() -> Path:
     """The repository's root folder."""

@@ -32,6 +32,7 @@ class RootEvent(Aggregate.Event):
 
     def apply(self, aggregate: Any) -> None:
         self.change(aggregate)
+        aggregate.heard(self)
         if self.fact:  # after ``change``: a stop's own key belongs to the lifetime it opens
             aggregate.saw(self.fact, self.timestamp)
 

@@ -19,7 +19,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from lineage_es import facts
-from lineage_es.domain import call_events, events
+from lineage_es.domain import call_events, events, seen_events
 from lineage_es.domain.ids import root_id
 from lineage_es.domain.nodes import DELETED, LIVE, STOPPED
 from lineage_es.domain.placement import PlacementRules
@@ -61,6 +61,7 @@ class RootLineage(PlacementRules, SubtreeRules, Aggregate):
     Deleted = events.Deleted
     ToolCallStarted = call_events.ToolCallStarted
     ToolCallEnded = call_events.ToolCallEnded
+    Seen = seen_events.Seen
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -183,6 +184,27 @@ class RootLineage(PlacementRules, SubtreeRules, Aggregate):
             self.learn_workspace(observation.workspace, at=at, fact=fact)
         for each in observation.facts:
             self._apply_fact(each, observation, at, fact, elsewhere)
+        self._note_seen(observation, at, fact)
+
+    def _note_seen(self, observation: Observation, at: datetime, key: str) -> None:
+        """Journal that the nodes ``observation`` is about were heard of at ``at``, for each
+        whose last time is more than :data:`~lineage_es.domain.seen_events.SEEN_INTERVAL`
+        before it (an event of this observation naming the node already made it current).
+        The nodes are the requester and the conversations that acted; a deleted one is not
+        heard of any more."""
+        named = [observation.requester]
+        named += [
+            each.conversation
+            for each in observation.facts
+            if isinstance(each, facts.Acted | facts.ToolCalled | facts.ToolReturned)
+        ]
+        times = self.heard_times()
+        for conversation in dict.fromkeys(name for name in named if name is not None):
+            node = self.nodes.get(conversation)
+            if node is None or node["status"] == DELETED:
+                continue
+            if seen_events.seen_due(times.get(conversation) or node.get("started"), at):
+                self._emit(seen_events.Seen, at, key, conversation=conversation, spawn_key=None)
 
     def _apply_fact(
         self,

@@ -81,6 +81,27 @@ class LineageState:
         if last is None or moment > last:
             self.latest[-1] = moment
 
+    def heard(self, event: Any) -> None:
+        """An event naming a node was applied: its time is the node's last time, unless the
+        node has a later one (a re-dated start). The node is the event's conversation, its
+        spawn key while pending, or, for a spawn request, the parent that asked."""
+        if hasattr(event, "conversation"):
+            name = event.conversation or getattr(event, "spawn_key", None)
+        else:
+            name = getattr(event, "parent", None)
+        if name is None:
+            return
+        moment = stamp(event.timestamp)
+        times = self.heard_times()
+        if name not in times or moment > times[name]:
+            times[name] = moment
+
+    def heard_times(self) -> dict[str, str]:
+        """The last time an event named each node (:meth:`heard`). Made on first use: a
+        snapshot older than these times holds none (a node's start stands in for it)."""
+        times: dict[str, str] = self.__dict__.setdefault("heard_at", {})
+        return times
+
     def tool_windows(self) -> dict[str, str]:
         """The MCP calls begun with no id and not returned yet (Cursor's windows), each with
         the key of the observation that opened it. Made on first use: a snapshot older than

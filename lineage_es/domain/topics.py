@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lineage_es.domain import call_events, events
+from lineage_es.domain import call_events, events, seen_events
 from lineage_es.domain.index import IndexCreated, IndexMoved
 
 #: The topics of :class:`lineage_es.domain.ledger.ImportLedger`'s events.
@@ -74,6 +74,7 @@ EVENT_CLASSES: dict[str, type[Any]] = _EventClasses(
         events.WorkspaceLearned,
         call_events.ToolCallStarted,
         call_events.ToolCallEnded,
+        seen_events.Seen,
     )
 )
 

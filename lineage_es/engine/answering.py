@@ -30,10 +30,10 @@ def answer_observation(
     row = queries.find(requester, observation.host)
     if row is None and observation.root is None and not may_start_root(observation):
         # A child not bound yet (Cursor quirk 7), never a root: only its depth is known,
-        # at least 1; its parent and root are not, so its chain resolves to itself alone.
+        # at least 1; its parent and root are not (root None, not itself).
         return AgentLineage(
             conversation=requester,
-            root=requester,
+            root=None,
             depth=1,
             resolution="inferred",
             host=observation.host,

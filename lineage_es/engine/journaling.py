@@ -72,7 +72,7 @@ class Journaler:
 
         def begin() -> UnitOfWork | None:
             self.projector.catch_up()
-            if self.router.only_live_nodes_acted(observation):
+            if self.router.only_live_nodes_acted(observation, at):
                 return None
             return self._fresh_unit(observation, at, recurs=observation.recurs)
 

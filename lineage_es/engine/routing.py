@@ -9,7 +9,10 @@ the tree view (caught up before every unit) to answer those questions across roo
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from lineage_es.domain.root import RootLineage
+from lineage_es.domain.seen_events import seen_due
 from lineage_es.engine.unit import UnitOfWork
 from lineage_es.facts import Acted, ChildIdentified, Observation, RootSeen, SessionEnded
 from lineage_es.read.queries import Queries, same_workspace
@@ -48,11 +51,12 @@ class Router:
         #: The engine's queries over ``view``; the engine replaces them when it rebuilds.
         self.queries = queries
 
-    def only_live_nodes_acted(self, observation: Observation) -> bool:
-        """Whether the observation only says that live nodes of its root acted, which journals
-        nothing: then its root aggregate is not even loaded (most hook payloads are prompts
-        and tool calls of live agents). The view was just caught up; a stop another writer
-        journals meanwhile is simply ordered after this observation."""
+    def only_live_nodes_acted(self, observation: Observation, at: datetime) -> bool:
+        """Whether the observation, at ``at``, only says that live nodes of its root acted,
+        which journals nothing: then its root aggregate is not even loaded (most hook payloads
+        are prompts and tool calls of live agents). The view was just caught up; a stop
+        another writer journals meanwhile is simply ordered after this observation. A node
+        not heard of for a while is due a ``Seen`` (:func:`seen_due`): the root decides."""
         acted = [fact for fact in observation.facts if isinstance(fact, Acted)]
         if not acted or len(acted) != len(observation.facts):
             return False
@@ -80,6 +84,7 @@ class Router:
                 or row.status != "live"
                 or row.conversation != conversation
                 or row.root_id != anchor_row.root_id
+                or seen_due(row.last_seen, at)
             ):
                 return False
         return True

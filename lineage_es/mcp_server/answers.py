@@ -50,8 +50,8 @@ def caller_json(lineage: AgentLineage) -> dict[str, Any]:
 
 
 def agent_json(member: Member) -> dict[str, Any]:
-    """One agent of ``list_agents``: the fields an orchestrator reads (``last_seen`` where
-    the journal knows it: when the agent stopped)."""
+    """One agent of ``list_agents``: the fields an orchestrator reads (``last_seen``: the
+    time of its latest fact, or when it stopped for a store whose view predates it)."""
     entry: dict[str, Any] = {
         "conversation": member.conversation,
         "name": member.name,
@@ -61,8 +61,9 @@ def agent_json(member: Member) -> dict[str, Any]:
         "parent": member.parent,
         "relation": member.relation,
     }
-    if member.stopped_at:
-        entry["last_seen"] = member.stopped_at
+    last_seen = member.last_seen or member.stopped_at
+    if last_seen:
+        entry["last_seen"] = last_seen
     if member.ambiguous:
         entry["ambiguous"] = True
     return entry
@@ -121,7 +122,8 @@ def lineage_answer(identified: Identified) -> tuple[dict[str, Any], str]:
     parent = "none (a root)" if caller.parent is None else safe_id(caller.parent)
     text = [
         f"You are {safe_id(caller.conversation)} ({caller.host}), depth {caller.depth}, "
-        f"root {safe_id(caller.root)}, parent {parent} ({caller.resolution}"
+        f"root {safe_id(caller.root) if caller.root is not None else 'not known yet'}, "
+        f"parent {parent} ({caller.resolution}"
         f"{', ambiguous' if caller.ambiguous else ''}).",
     ]
     if caller.tree is not None:

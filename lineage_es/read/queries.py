@@ -57,6 +57,7 @@ def peer_of(row: NodeRow) -> Peer:
         parent=row.parent,
         subagent=_subagent_of(row),
         ambiguous=row.ambiguous,
+        last_seen=row.last_seen,
     )
 
 
@@ -70,6 +71,7 @@ def _peer_signature(row: NodeRow) -> tuple[object, ...]:
         row.subagent_id,
         row.agent_type,
         row.ambiguous,
+        row.last_seen,
     )
 
 
@@ -211,6 +213,7 @@ class Queries:
             host=row.host,
             name=row.name,
             ambiguous=row.ambiguous,
+            last_seen=row.last_seen,
         )
 
     def tree_for(self, conversation: str, host: str | None = None) -> LineageTree | None:
@@ -385,6 +388,7 @@ class Queries:
             stopped_at=row.stopped_at,
             relation=relation,
             ambiguous=row.ambiguous,
+            last_seen=row.last_seen,
         )
 
     def forest(
@@ -423,6 +427,7 @@ class Queries:
                 name=row.name,
                 ambiguous=row.ambiguous,
                 children=kids,
+                last_seen=row.last_seen,
             )
 
         root = snapshot.root

@@ -320,9 +320,31 @@ def _deleted(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
     return [row]
 
 
+def _heard(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+    """A fact about a node that changed nothing else in its row (a ``Seen``, an MCP tool
+    call): the row, which :func:`_dated` dates."""
+    row = rows.find(event.state["conversation"], event.state.get("spawn_key"))
+    return [] if row is None else [row]
+
+
 Handler = Callable[[JournalEvent, RootRows], list[NodeRow]]
 
-HANDLERS: dict[str, Handler] = {
+
+def _dated(handler: Handler) -> Handler:
+    """``handler``, with each row it changes seen at the event's time (``last_seen``), unless
+    the row was seen later (a re-dated start is dated back)."""
+
+    def dated(event: JournalEvent, rows: RootRows) -> list[NodeRow]:
+        changed = handler(event, rows)
+        for row in changed:
+            if row.last_seen is None or event.timestamp > row.last_seen:
+                row.last_seen = event.timestamp
+        return changed
+
+    return dated
+
+
+_UNDATED: dict[str, Handler] = {
     "lineage:RootLineage.Started": _root_created,
     "lineage:RootLineage.ChildPlaced": _child_placed,
     "lineage:RootLineage.RootRedated": _root_redated,
@@ -338,11 +360,16 @@ HANDLERS: dict[str, Handler] = {
     "lineage:RootLineage.Renamed": _renamed,
     "lineage:RootLineage.Deleted": _deleted,
     "lineage:RootLineage.WorkspaceLearned": _workspace_learned,
+    "lineage:RootLineage.Seen": _heard,
+    "lineage:RootLineage.ToolCallStarted": _heard,
+    "lineage:RootLineage.ToolCallEnded": _heard,
 }
+
+HANDLERS: dict[str, Handler] = {topic: _dated(handler) for topic, handler in _UNDATED.items()}
 
 #: The handlers of a view replayed up to a time (:meth:`Projector.apply_events`): a stop held
 #: in the past shows there, until the resume that ends it.
 AS_OF_HANDLERS: dict[str, Handler] = HANDLERS | {
-    "lineage:RootLineage.Stopped": _held_as_of,
-    "lineage:RootLineage.Resumed": _restored_as_of,
+    "lineage:RootLineage.Stopped": _dated(_held_as_of),
+    "lineage:RootLineage.Resumed": _dated(_restored_as_of),
 }

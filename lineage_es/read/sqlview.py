@@ -40,6 +40,7 @@ COLUMNS = (
     "stopped_at",
     "delete_reason",
     "workspace",
+    "last_seen",
 )
 _SELECT = f"SELECT {', '.join(COLUMNS)} FROM lineage_nodes"
 _UPSERT = (
@@ -62,7 +63,7 @@ def _schema(id_type: str) -> list[str]:
         "depth INTEGER NOT NULL, status TEXT NOT NULL, resolution TEXT NOT NULL, "
         "started_at TEXT NOT NULL, ambiguous INTEGER NOT NULL, agent_type TEXT, "
         "subagent_id TEXT, description TEXT, name TEXT, stopped_at TEXT, "
-        "delete_reason TEXT, workspace TEXT)",
+        "delete_reason TEXT, workspace TEXT, last_seen TEXT)",
         "CREATE INDEX IF NOT EXISTS lineage_nodes_by_root ON lineage_nodes (root_id)",
         "CREATE INDEX IF NOT EXISTS lineage_nodes_by_conversation ON lineage_nodes (conversation)",
         "CREATE INDEX IF NOT EXISTS lineage_nodes_pending ON lineage_nodes (host, spawn_key) "
@@ -76,6 +77,23 @@ def _schema(id_type: str) -> list[str]:
         "CREATE TABLE IF NOT EXISTS lineage_root_versions (root_id TEXT PRIMARY KEY, "
         f"position {id_type} NOT NULL)",
     ]
+
+
+#: The column the newest view schema added: a view without it was made by an older version,
+#: and is dropped and projected again from the journal (:func:`_outdated`). The view is a
+#: cache of the journal, so a new column needs no migration, only a replay.
+NEWEST_COLUMN = "last_seen"
+
+#: Drops an outdated view's tables, before :func:`_schema` makes them again (position 0: the
+#: next catch-up projects the whole journal).
+_DROP = [f"DROP TABLE IF EXISTS {table}" for table in VIEW_TABLES]
+
+
+def _older_view(columns: set[str]) -> bool:
+    """Whether a ``lineage_nodes`` table with ``columns`` is an older version's view: every
+    column but the newest. Any other table of that name is left alone (making the view there
+    fails, and says so)."""
+    return NEWEST_COLUMN not in columns and set(COLUMNS) - {NEWEST_COLUMN} <= columns
 
 
 def _row_from_columns(values: Sequence[Any]) -> NodeRow:
@@ -100,6 +118,7 @@ def _row_from_columns(values: Sequence[Any]) -> NodeRow:
         stopped_at=values[16],
         delete_reason=values[17],
         workspace=tuple(orjson.loads(workspace)) if workspace else (),
+        last_seen=values[19],
     )
 
 
@@ -124,6 +143,7 @@ def _columns_of(row: NodeRow) -> tuple[Any, ...]:
         row.stopped_at,
         row.delete_reason,
         orjson.dumps(list(row.workspace)).decode() if row.workspace else None,
+        row.last_seen,
     )
 
 
@@ -278,8 +298,11 @@ class SQLiteView(SqlView):
             self._db.execute("PRAGMA synchronous=NORMAL")
             # Existing tables are left alone: the DDL would take the write lock on every open.
             exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
-            if not self._query(exists, ("lineage_root_versions",)):
+            if not self._query(exists, ("lineage_root_versions",)) or self._outdated():
                 with self._write_transaction() as cursor:
+                    if self._outdated():  # checked again under the write lock
+                        for statement in _DROP:
+                            cursor.execute(statement)
                     for statement in _schema("INTEGER"):
                         cursor.execute(statement)
         except BaseException as exc:
@@ -288,6 +311,11 @@ class SQLiteView(SqlView):
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(f"cannot open the tree view in {path}: {exc}") from None
             raise
+
+    def _outdated(self) -> bool:
+        """Whether the view's tables were made by an older version (:func:`_older_view`)."""
+        columns = self._query("SELECT name FROM pragma_table_info('lineage_nodes')")
+        return _older_view({str(c[0]) for c in columns})
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
         with self._lock:
@@ -335,14 +363,20 @@ class PostgresView(SqlView):
             )
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the tree view in PostgreSQL: {exc}") from None
-        if tables_exist:
-            return
         try:
             # Existing tables are left alone: even "IF NOT EXISTS" DDL takes table locks
-            # that deadlock with another process's view write.
-            if self._query("SELECT to_regclass('lineage_root_versions')")[0][0] is None:
+            # that deadlock with another process's view write. Tables made by an older
+            # version (``tables_exist`` or not) are made again.
+            missing = (
+                not tables_exist
+                and self._query("SELECT to_regclass('lineage_root_versions')")[0][0] is None
+            )
+            if missing or self._outdated():
                 with self._write_transaction() as cursor:
                     cursor.execute("SELECT pg_advisory_xact_lock(7135550001)")
+                    if self._outdated():  # checked again under the lock
+                        for statement in _DROP:
+                            cursor.execute(statement)
                     for statement in _schema("BIGINT"):
                         cursor.execute(statement.replace("?", "%s"))
         except BaseException as exc:
@@ -350,6 +384,14 @@ class PostgresView(SqlView):
             if isinstance(exc, psycopg.Error):
                 raise StoreError(f"cannot open the tree view in PostgreSQL: {exc}") from None
             raise
+
+    def _outdated(self) -> bool:
+        """Whether the view's tables were made by an older version (:func:`_older_view`)."""
+        columns = self._query(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_name = 'lineage_nodes' AND table_schema = current_schema()"
+        )
+        return _older_view({str(c[0]) for c in columns})
 
     def _reconnect_if_closed(self) -> None:
         """A connection the server or network dropped is replaced; one :meth:`close`

@@ -15,7 +15,10 @@ from typing import Protocol
 @dataclass(slots=True)
 class NodeRow:
     """A node as the view stores it. ``nid`` is the journal position of the event that
-    placed the node: a stable id, and the tie-break for "oldest first"."""
+    placed the node: a stable id, and the tie-break for "oldest first". ``last_seen`` is the
+    time of the latest event that named or changed it: a node's facts that change nothing
+    else journal a ``Seen`` at most once a minute
+    (:data:`~lineage_es.domain.seen_events.SEEN_INTERVAL`), so it is exact to that."""
 
     nid: int
     root_id: str
@@ -36,6 +39,9 @@ class NodeRow:
     stopped_at: str | None = None
     delete_reason: str | None = None
     workspace: tuple[str, ...] = field(default_factory=tuple)
+    #: The time of the latest event that named or changed the node (``None``: a row made
+    #: before rows kept it, until the view is rebuilt).
+    last_seen: str | None = None
 
     @property
     def key(self) -> str:

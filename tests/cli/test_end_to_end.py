@@ -39,6 +39,7 @@ def host_env(tmp_path: Path) -> dict[str, str]:
         **os.environ,
         "HOME": str(tmp_path / "home"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
         "LINEAGE_STORE": f"sqlite:///{tmp_path / 'live.sqlite'}",
     }
 
@@ -75,10 +76,10 @@ def replayed_tree(capture: Path, host: str, tmp_path: Path) -> dict[str, Any]:
 
 
 def shape(tree: Any) -> Any:
-    """The tree without ``started_at``: live hooks stamp wall-clock receipt times, a replay
-    of a bare capture stamps its logical clock."""
+    """The tree without ``started_at`` and ``last_seen``: live hooks stamp wall-clock
+    receipt times, a replay of a bare capture stamps its logical clock."""
     if isinstance(tree, dict):
-        return {k: shape(v) for k, v in tree.items() if k != "started_at"}
+        return {k: shape(v) for k, v in tree.items() if k not in ("started_at", "last_seen")}
     if isinstance(tree, list):
         return [shape(v) for v in tree]
     return tree
@@ -101,7 +102,7 @@ def test_live_hooks_build_the_tree_a_replay_of_the_capture_builds(
     env = host_env(tmp_path)
     hook_every_payload(corpus / capture, host, env)
     live = live_tree(env)
-    assert live["roots"] and not (tmp_path / "data" / "lineage-es" / "hook.log").exists()
+    assert live["roots"] and not (tmp_path / "state" / "lineage" / "hook.log").exists()
     assert shape(live) == shape(replayed_tree(corpus / capture, host, tmp_path))
 
 

@@ -407,7 +407,7 @@ def test_a_tool_event_no_pending_start_can_bind_is_a_child_not_bound_yet_not_a_r
     engine: Engine,
 ) -> None:
     """Only root-only events start a root; the engine cannot place it, so there is no tree,
-    and nothing but its being a child (depth 1 at least, by ordering) is known."""
+    and nothing but its being a child (depth 1 at least, by ordering) is known: no root."""
     engine.observe("cursor", hook(ROOT, "beforeSubmitPrompt", prompt="no task"))
     before = engine.position()
     lineage = engine.observe(
@@ -415,7 +415,7 @@ def test_a_tool_event_no_pending_start_can_bind_is_a_child_not_bound_yet_not_a_r
     )
     assert lineage is not None
     assert (lineage.root, lineage.depth, lineage.parent, lineage.resolution, lineage.tree) == (
-        "C",
+        None,
         1,
         None,
         "inferred",

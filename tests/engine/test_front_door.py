@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import UTC, datetime
 
 import pytest
 
@@ -19,7 +20,13 @@ SEEN = Observation(host="claude", requester="R", key="k", facts=(RootSeen("R"),)
 
 
 def test_a_payload_and_the_observation_it_makes_answer_alike() -> None:
-    with open_engine("memory://") as by_payload, open_engine("memory://") as by_observation:
+    def clock() -> datetime:  # one time for both: the answers carry it (last_seen)
+        return datetime(2026, 1, 1, tzinfo=UTC)
+
+    with (
+        open_engine("memory://", clock=clock) as by_payload,
+        open_engine("memory://", clock=clock) as by_observation,
+    ):
         assert by_payload.observe("claude", START) == by_observation.observe("claude", SEEN)
 
 

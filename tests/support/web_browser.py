@@ -19,6 +19,7 @@ READ_DRAWN_FOREST = """() => {
       subagent: d.subagentId === undefined ? null
         : {id: d.subagentId, type: d.subagentType === undefined ? null : d.subagentType}};
     if (d.ambiguous) node.ambiguous = true;
+    node.last_seen = d.lastSeen === undefined ? null : d.lastSeen;
     node.children = [...li.querySelectorAll(':scope > ul > li')].map(read);
     return node;
   };

@@ -37,7 +37,7 @@ def test_roots_are_drawn_newest_activity_first(page: Page) -> None:
     newest = page.evaluate(
         """() => [...document.querySelectorAll('#forest > li')].map((li) =>
              Math.max(...[li, ...li.querySelectorAll('li')].map(
-               (n) => Date.parse(n.dataset.startedAt))))"""
+               (n) => Date.parse(n.dataset.lastSeen || n.dataset.startedAt))))"""
     )
     assert newest == sorted(newest, reverse=True)
 

@@ -12,6 +12,7 @@
   const LOGICAL_SPAN = 365 * 86400 * 1000;
   const OPEN_BY_DEFAULT_UP_TO = 2000; // nodes: a larger forest starts with its roots closed
   const SHORT_ID = 12;
+  const QUIET_AFTER = 2 * 3600 * 1000; // ms without a fact before a live node shows "quiet" (lineage tree's default)
 
   const $ = (id) => document.getElementById(id);
   const forestEl = $("forest");
@@ -84,7 +85,7 @@
     if (node.subagent && node.subagent.type) row.append(el("span", "tag type", node.subagent.type));
     row.append(el("span", "tag host", node.host));
     let status = node.status;
-    if (node.last_seen && node.status === "live") status += " · quiet " + age(node.last_seen, now());
+    if (node.last_seen && node.status === "live" && now() - Date.parse(node.last_seen) >= QUIET_AFTER) status += " · quiet " + age(node.last_seen, now());
     row.append(el("span", "tag status", status));
     row.append(el("span", "tag res-" + node.resolution, node.resolution));
     if (node.ambiguous) row.append(el("span", "tag ambiguous", "ambiguous"));
