@@ -28,15 +28,17 @@ import shlex
 import shutil
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from lineage_es.errors import LineageError, StoreError
 from lineage_es.facts import HOSTS
+from lineage_es.hook_command import command_line
+from lineage_es.hook_manifest import InstallManifest
 from lineage_es.hosts import adapter
 from lineage_es.hosts.base import HookFile
-from lineage_es.private_files import PRIVATE_FILE, make_private_folder, open_private
+from lineage_es.private_files import PRIVATE_FILE, make_private_folder
 from lineage_es.stores import parse_store_url
 
 Scope = Literal["user", "project"]
@@ -49,9 +51,6 @@ MARKER = "# added by lineage install-hooks"
 TIMEOUT_SECONDS = 10
 
 BACKUP_SUFFIX = ".lineage-es.bak"
-
-#: Beside a config: what ``install-hooks`` created in it (``uninstall-hooks`` removes it).
-MANIFEST_SUFFIX = ".lineage-es.json"
 
 
 class HookConfigError(LineageError):
@@ -92,14 +91,22 @@ def hook_command(
     python: str | None = None,
     store: str | None = None,
     record: Path | None = None,
+    full: bool = False,
 ) -> str:
-    """The command a host runs: this install's Python, by absolute path, running the hook
-    module (no click on the hook path), then :data:`MARKER`. A SQLite store's path is made
-    absolute: hosts run hooks in each session's own folder."""
+    """The command a host runs, then :data:`MARKER`: this install's Python, by absolute
+    path, running the fast hook script (:func:`lineage_es.hook_command.command_line`: no site
+    import, no package import; it puts the payload in the store's inbox). With ``record`` or
+    ``full``, the full hook module instead (it journals before it exits, and only it can
+    record). A SQLite store's path is made absolute: hosts run hooks in each session's own
+    folder."""
     _hook_file(host)
-    words = [str(Path(python or sys.executable).absolute()), "-m", "lineage_es.hook", host]
-    if store is not None:
-        words += ["--store", hook_store(store)]
+    url = hook_store(store) if store is not None else None
+    interpreter = str(Path(python or sys.executable).absolute())
+    if record is None and not full:
+        return f"{shlex.join(command_line(host, url, interpreter))} {MARKER}"
+    words = [interpreter, "-m", "lineage_es.hook", host]
+    if url is not None:
+        words += ["--store", url]
     if record is not None:
         words += ["--record", str(record.expanduser().absolute())]
     return f"{shlex.join(words)} {MARKER}"
@@ -127,7 +134,9 @@ def hook_store(store: str) -> str:
 
 
 def is_ours(command: object) -> bool:
-    """Whether a configured command is one ``install-hooks`` added."""
+    """Whether a configured command is one ``install-hooks`` added: every form it ever wrote
+    (the full hook module, the fast hook script, with or without a store) ends in
+    :data:`MARKER`, and nothing else does."""
     return isinstance(command, str) and command.rstrip().endswith(MARKER)
 
 
@@ -141,8 +150,10 @@ def install(
 ) -> ConfigChange:
     """Add a hook entry for every event ``host``'s adapter reads, keeping every existing entry.
 
-    Idempotent: an event that already runs ``command`` gets nothing new. An entry of ours
-    with an older command (another install path, another store) is replaced by the new one.
+    Idempotent: an event that already holds our entry as it would be written gets nothing
+    new. An entry of ours written otherwise (an older command, install path, store or
+    matcher) is replaced by the new one, and ours in an event the adapter no longer reads
+    is removed.
     """
     path = config_path(host, scope, cwd=cwd)
     wanted = command or hook_command(host)
@@ -150,7 +161,7 @@ def install(
     versioned = not host_adapter.hook_file.grouped
     existed = path.exists()
     document = _read_config(path)
-    created = _InstallManifest.read(path)
+    created = InstallManifest.read(path)
     created.file = created.file or not existed
     created.hooks = created.hooks or "hooks" not in document
     created.version = created.version or (versioned and "version" not in document)
@@ -164,16 +175,27 @@ def install(
         if event not in hooks:
             created.events.add(event)
         entries = _event_list(hooks, event, path)
-        if any(command_of(host, entry) == wanted for entry in entries):
+        entry = _hook_entry(host, event, wanted)
+        if entry in entries:
             continue
-        stale = _drop_ours(host, entries)
-        if stale:
+        if _drop_ours(host, entries):
             removed.append(event)
-        entries.append(_hook_entry(host, event, wanted))
+        entries.append(entry)
         added.append(event)
+    for event, entries in list(hooks.items()):
+        if event in host_adapter.hook_events or not isinstance(entries, list):
+            continue
+        if _drop_ours(host, entries):
+            removed.append(event)
+            if not entries and event in created.events:
+                del hooks[event]
     change = _apply_change(host, path, document, tuple(added), tuple(removed), dry_run)
     if change.changed and not dry_run:
-        created.write(path)
+        try:
+            created.write(path)
+        except OSError as exc:
+            where = InstallManifest.where(path)
+            raise HookConfigError(f"cannot write {where}: {exc.strerror}") from None
     return change
 
 
@@ -190,7 +212,7 @@ def uninstall(
     hooks = _hooks_table(document, path, create=False)
     if hooks is None:
         return ConfigChange(host, path, dry_run=dry_run)
-    created = _InstallManifest.read(path)
+    created = InstallManifest.read(path)
     removed: list[str] = []
     for event in list(hooks):
         entries = hooks[event]
@@ -207,57 +229,8 @@ def uninstall(
             del document["version"]
     change = _apply_change(host, path, document, (), tuple(removed), dry_run, gone=created.file)
     if change.changed and not dry_run:
-        _InstallManifest.forget(path)
+        InstallManifest.forget(path)
     return change
-
-
-@dataclass
-class _InstallManifest:
-    """What ``install`` created in a config, so ``uninstall`` removes exactly that: kept
-    beside the config as ``<name>.lineage-es.json`` from the first install on."""
-
-    file: bool = False
-    hooks: bool = False
-    version: bool = False
-    events: set[str] = field(default_factory=set)
-
-    @staticmethod
-    def where(path: Path) -> Path:
-        return Path(os.path.realpath(path)).with_name(path.name + MANIFEST_SUFFIX)
-
-    @classmethod
-    def read(cls, path: Path) -> _InstallManifest:
-        try:
-            data = json.loads(cls.where(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return cls()
-        if not isinstance(data, dict):
-            return cls()
-        events = data.get("events")
-        return cls(
-            file=data.get("file") is True,
-            hooks=data.get("hooks") is True,
-            version=data.get("version") is True,
-            events={e for e in events if isinstance(e, str)} if isinstance(events, list) else set(),
-        )
-
-    def write(self, path: Path) -> None:
-        data = {
-            "file": self.file,
-            "hooks": self.hooks,
-            "version": self.version,
-            "events": sorted(self.events),
-        }
-        try:
-            fd = open_private(self.where(path), os.O_WRONLY | os.O_TRUNC)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(json.dumps(data) + "\n")
-        except OSError as exc:
-            raise HookConfigError(f"cannot write {self.where(path)}: {exc.strerror}") from None
-
-    @classmethod
-    def forget(cls, path: Path) -> None:
-        cls.where(path).unlink(missing_ok=True)
 
 
 #: The hook events each host must run our hook for, so that ``lineage mcp`` can tell who
@@ -299,20 +272,29 @@ def _runs_ours_for(host: str, entry: object, tool: str) -> bool:
     ours = isinstance(inner, list) and any(
         isinstance(h, dict) and is_ours(h.get("command")) for h in inner
     )
-    return ours and _matcher_covers(entry.get("matcher"), tool)
+    return ours and matcher_covers(entry.get("matcher"), tool)
 
 
-def _matcher_covers(matcher: object, tool: str) -> bool:
-    """Whether a Claude Code matcher matches ``tool``: none, ``""`` and ``*`` match every
-    tool; otherwise it is a regular expression (``A|B`` lists tools), matched in full."""
+def matcher_covers(matcher: object, tool: str) -> bool:
+    """Whether a Claude Code or Codex matcher matches ``tool``, as they read one: none,
+    ``""`` and ``*`` match every tool; one of letters, digits, ``_`` and ``|`` lists tool
+    names matched exactly (``A|B``); any other is a regular expression that matches when it
+    is found anywhere in the name (``^mcp__``, ``mcp__.*``); one that does not compile
+    matches nothing."""
     if matcher is None or matcher in ("", "*"):
         return True
     if not isinstance(matcher, str):
         return False
-    try:
-        return re.fullmatch(matcher, tool) is not None
-    except re.error:
+    if _EXACT_MATCHER.fullmatch(matcher):
         return tool in matcher.split("|")
+    try:
+        return re.search(matcher, tool) is not None
+    except re.error:
+        return False
+
+
+#: A matcher the hosts read as a list of exact tool names rather than a regular expression.
+_EXACT_MATCHER = re.compile(r"[A-Za-z0-9_|]+")
 
 
 def command_of(host: str, entry: object) -> str | None:
@@ -359,12 +341,15 @@ def _drop_ours(host: str, entries: list[Any]) -> bool:
 
 def _hook_entry(host: str, event: str, command: str) -> dict[str, Any]:
     """Our entry running ``command`` for ``event``, in ``host``'s shape: a bare command, or a
-    matcher group (matching every tool for a tool event) holding one command handler."""
+    matcher group (for a tool event, matching the tools the adapter reads:
+    :attr:`~lineage_es.hosts.base.HostAdapter.tool_matchers`) holding one command handler."""
     host_adapter = adapter(host)
     if not host_adapter.hook_file.grouped:
         return {"command": command}
     handler = {"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}
-    group: dict[str, Any] = {"matcher": "*"} if event in host_adapter.tool_events else {}
+    group: dict[str, Any] = {}
+    if event in host_adapter.tool_events:
+        group["matcher"] = host_adapter.tool_matchers.get(event, "*")
     group["hooks"] = [handler]
     return group
 

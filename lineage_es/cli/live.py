@@ -120,7 +120,8 @@ def dry_run_option(func: FC) -> FC:
     "--record",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Make the hooks also append every payload they accept to this recording.",
+    help="Make the hooks also append every payload they accept to this recording (the "
+    "full hook module does that: each hook then costs an import of lineage).",
 )
 @reports_errors
 def install_hooks(
@@ -130,9 +131,13 @@ def install_hooks(
 
     Claude Code: ~/.claude/settings.json; Codex: ~/.codex/hooks.json; Cursor:
     ~/.cursor/hooks.json (with --scope project: .claude/settings.json, .codex/hooks.json,
-    .cursor/hooks.json here). Running it again changes nothing; the file it changes is kept
-    beside it as *.lineage-es.bak. The command installed is this install's Python, by
-    absolute path, running the hook module.
+    .cursor/hooks.json here). Only the events lineage reads are hooked, and a tool event
+    only for the tools it reads. Running it again changes nothing (over an older install, it
+    replaces that install's entries); the file it changes is kept beside it as
+    *.lineage-es.bak. The command installed is this install's Python, by absolute path,
+    running the fast hook script (with --record, the full hook module): it warns when that
+    Python or the package lives where it will not last (a temporary folder, a project's venv,
+    a source tree).
 
     \b
     Examples:
@@ -141,9 +146,12 @@ def install_hooks(
       lineage install-hooks cursor --scope project  this project only
       lineage uninstall-hooks claude                take exactly those entries out again
     """
+    from lineage_es.durable_install import install_warnings
     from lineage_es.hook_config import hook_command, install
     from lineage_es.hosts import adapter
 
+    for warning in install_warnings():
+        click.echo(warning, err=True)
     if store is None and os.environ.get("LINEAGE_STORE"):
         click.echo(
             "note: $LINEAGE_STORE is set here but not written into the hooks: they read it "
@@ -312,20 +320,27 @@ def watch_loop(
     *,
     interval: float,
     sleep: Callable[[float], None] = time.sleep,
+    refresh: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Draw now, then again each time the journal's position moves, until interrupted;
     returns how many times it drew. The position is read before each drawing, so facts that
-    arrive while it draws bring one more."""
+    arrive while it draws bring one more. With ``refresh``, it also draws again once that
+    many seconds (by ``clock``) have passed since the last drawing, facts or none: what the
+    drawing shows may change with the time alone (a root going quiet)."""
     last = position()
     draw()
+    drawn = clock()
     draws = 1
     try:
         while True:
             sleep(interval)
             now = position()
-            if now != last:
+            due = refresh is not None and clock() - drawn >= refresh
+            if now != last or due:
                 last = now
                 draw()
+                drawn = clock()
                 draws += 1
     except KeyboardInterrupt:
         pass

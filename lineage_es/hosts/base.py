@@ -82,8 +82,12 @@ class HostAdapter(Protocol):
     #: The hook events this adapter reads, in the order they are installed.
     hook_events: tuple[str, ...]
 
-    #: Those of :attr:`hook_events` that carry a tool-name matcher (ours match every tool).
+    #: Those of :attr:`hook_events` that carry a tool-name matcher.
     tool_events: frozenset[str]
+
+    #: The matcher ``lineage install-hooks`` writes for each of :attr:`tool_events`: the
+    #: tools whose calls this adapter reads something from.
+    tool_matchers: Mapping[str, str]
 
     #: Where the host reads its hook config, and in what shape.
     hook_file: HookFile

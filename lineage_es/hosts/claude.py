@@ -76,6 +76,14 @@ class ClaudeAdapter:
     mcp_meta = False
     hook_events: tuple[str, ...] = (*SHARED_HOOK_EVENTS, "SessionEnd")
     tool_events = TOOL_EVENTS
+    #: Every tool's ``PreToolUse`` (a call is an act: it revives a subagent resumed by
+    #: ``SendMessage``, places one whose start was missed, and is how an MCP call of
+    #: ``lineage mcp`` is told apart); ``PostToolUse`` of the spawn tools alone, whose result
+    #: names the child (another tool's repeats the act of its ``PreToolUse``).
+    tool_matchers: Mapping[str, str] = {
+        "PreToolUse": "*",
+        "PostToolUse": "|".join(sorted(SPAWN_TOOLS)),
+    }
     hook_file = HookFile(".claude", "settings.json", folder_env="CLAUDE_CONFIG_DIR", grouped=True)
     log_fields: tuple[str, ...] = ENVELOPE_LOG_FIELDS
     meta_thread_fields = ""

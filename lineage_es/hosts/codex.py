@@ -134,6 +134,14 @@ class CodexAdapter:
     mcp_meta = True
     hook_events: tuple[str, ...] = SHARED_HOOK_EVENTS
     tool_events = TOOL_EVENTS
+    #: Every tool's ``PreToolUse`` (a child's call after the ``SubagentStop`` that ended its
+    #: last turn is what shows it working again); ``PostToolUse`` of ``spawn_agent`` alone, in
+    #: any namespace, whose v1 result names the child. Codex reads a matcher with other
+    #: characters than letters, digits, ``_`` and ``|`` as a regular expression.
+    tool_matchers: Mapping[str, str] = {
+        "PreToolUse": "*",
+        "PostToolUse": f"^({'|'.join(AGENT_TOOL_NAMESPACES)})?[./:_]*spawn_agent$",
+    }
     hook_file = HookFile(
         ".codex",
         "hooks.json",

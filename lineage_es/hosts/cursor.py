@@ -91,6 +91,7 @@ class CursorAdapter:
         "sessionEnd",
     )
     tool_events: frozenset[str] = frozenset()  # Cursor's entries take no matcher
+    tool_matchers: Mapping[str, str] = {}
     hook_file = HookFile(".cursor", "hooks.json", folder_env=None, grouped=False)
     log_fields: tuple[str, ...] = (
         "hook_event_name",

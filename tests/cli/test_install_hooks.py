@@ -11,6 +11,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+import lineage_es
 from lineage_es.cli.main import main
 from lineage_es.engine.engine import open_engine
 from lineage_es.hook_config import (
@@ -111,16 +112,27 @@ def test_codex_home_moves_the_codex_config(tmp_path: Path, monkeypatch: pytest.M
     assert install("codex").path == tmp_path / "codex" / "hooks.json"
 
 
-def test_the_command_is_this_python_by_absolute_path_with_the_marker() -> None:
+def test_the_command_is_this_python_running_the_fast_hook_script_without_site() -> None:
     command = hook_command("claude", python="/opt/venv/bin/python")
-    assert command == f"/opt/venv/bin/python -m lineage_es.hook claude {MARKER}"
+    script = Path(lineage_es.__file__).parent / "hook_fast.py"
+    assert command == f"/opt/venv/bin/python -S {script} claude {MARKER}"
 
 
-def test_claude_and_codex_tool_events_match_every_tool() -> None:
+def test_a_recording_hook_runs_the_full_hook_module() -> None:
+    """Only the full hook records; it is also what ``full`` asks for."""
+    command = hook_command("claude", python="/opt/venv/bin/python", record=Path("/r/c.jsonl"))
+    assert command == f"/opt/venv/bin/python -m lineage_es.hook claude --record /r/c.jsonl {MARKER}"
+    full = hook_command("codex", python="/opt/venv/bin/python", full=True)
+    assert full == f"/opt/venv/bin/python -m lineage_es.hook codex {MARKER}"
+
+
+def test_tool_events_match_the_tools_the_adapter_reads() -> None:
     document = read(install("claude").path)
     hooks = document["hooks"]
     assert isinstance(hooks, dict)
-    assert hooks["PreToolUse"][0]["matcher"] == "*" and "matcher" not in hooks["Stop"][0]
+    assert hooks["PreToolUse"][0]["matcher"] == "*"
+    assert hooks["PostToolUse"][0]["matcher"] == "Agent|Task"
+    assert "matcher" not in hooks["Stop"][0]
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -213,7 +225,7 @@ def test_install_writes_a_linked_config_where_it_lives(home: Path) -> None:
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(target)
     install("claude")
-    assert link.is_symlink() and "lineage_es.hook" in target.read_text()
+    assert link.is_symlink() and MARKER in target.read_text()
 
 
 def test_a_relative_sqlite_store_is_written_into_the_command_as_an_absolute_path() -> None:
