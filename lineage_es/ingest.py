@@ -42,12 +42,18 @@ UNREADABLE = "unreadable"
 
 @dataclass
 class IngestReport:
-    """What an ingest did: files and rows taken; each bad line (or named file that could
-    not be read), with its place and reason; and the files a folder walk passed over, by
-    why."""
+    """What an ingest did: files and rows taken, and how many journal entries were new;
+    each bad line (or named file that could not be read), with its place and reason; and
+    the files a folder walk passed over, by why."""
 
     files: int = 0
+    #: Rows read and handed to the engine (a row it already had among them).
     rows: int = 0
+    #: How many entries the journal grew by while the rows went in: 0 when every fact the
+    #: rows hold was journaled already (a second ingest of the same recordings). Counted
+    #: from the journal's last position, so a hook journaling at the same moment adds its
+    #: own entries.
+    new_entries: int = 0
     #: Every bad line and every file that could not be read, each with its place and why.
     failures: list[str] = field(default_factory=list)
     #: How many of ``failures`` are lines, or agent sidecars, skipped (the rest of their
@@ -158,11 +164,15 @@ def ingest(
     reported and skipped, and so is each row the engine refuses (an id no store can keep):
     the rows around it go in all the same."""
     report = IngestReport()
-    for path in recordings(paths, report.skipped):
-        report.files += 1
-        entries = _entries(path, host, on_row)
-        while batch := list(islice(entries, BATCH)):
-            _journal(engine, batch, report)
+    before = engine.position()
+    try:
+        for path in recordings(paths, report.skipped):
+            report.files += 1
+            entries = _entries(path, host, on_row)
+            while batch := list(islice(entries, BATCH)):
+                _journal(engine, batch, report)
+    finally:
+        report.new_entries = engine.position() - before
     return report
 
 

@@ -160,6 +160,18 @@ def open_store(store: str | None, *, create: bool = True, waits: bool = False) -
         return open_engine("memory://")
 
 
+def resolve_ids(engine: Engine, host: str | None, *given: str) -> list[str]:
+    """The conversation ids ``given`` name, each given whole or as a unique prefix of at
+    least 4 characters, as in git (:func:`~lineage_es.read.prefixes.resolve_prefix`): an
+    id known exactly is taken as it is; a prefix that starts several ids is refused, naming
+    them. The view is brought up to date first, so an id journaled a moment ago is found."""
+    from lineage_es.read.prefixes import resolve_prefix
+
+    engine.catch_up()
+    view = engine.queries.view
+    return [resolve_prefix(view, text, host) for text in given]
+
+
 def echo_json(value: Any) -> None:
     """Print an answer (a model value, or a tuple of them) as indented JSON."""
     click.echo(orjson.dumps(to_json(value), option=orjson.OPT_INDENT_2).decode())

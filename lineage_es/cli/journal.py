@@ -78,7 +78,9 @@ def ingest(paths: tuple[Path, ...], host: str | None, quiet: bool, store: str | 
         click.echo("", err=True)
     for failure in report.failures:
         click.echo(f"error: {failure}", err=True)
-    summary = f"ingested {report.rows} rows from {report.files} recordings"
+    nothing_new = report.rows > 0 and report.new_entries == 0
+    verb = "read" if nothing_new else "ingested"
+    summary = f"{verb} {report.rows} rows from {report.files} recordings"
     if report.bad_lines:
         summary += f"; skipped {plural(report.bad_lines, 'bad line')}"
     if unread := len(report.failures) - report.bad_lines:
@@ -87,9 +89,18 @@ def ingest(paths: tuple[Path, ...], host: str | None, quiet: bool, store: str | 
         count = sum(report.skipped.values())
         reasons = ", ".join(f"{why} ({n})" for why, n in sorted(report.skipped.items()))
         summary += f"; skipped {plural(count, 'file')}: {reasons}"
+    summary += f"; {_new_in_words(report.new_entries, nothing_new)}"
     click.echo(summary, err=True)
     if report.failures:
         sys.exit(1)
+
+
+def _new_in_words(new_entries: int, nothing_new: bool) -> str:
+    """How much of what ``ingest`` read was new to the journal: its new entries, or, for
+    recordings journaled before, that it added nothing (rows read are not facts added)."""
+    if nothing_new:
+        return "nothing new: the journal had all of it already"
+    return "1 new journal entry" if new_entries == 1 else f"{new_entries} new journal entries"
 
 
 @click.group()

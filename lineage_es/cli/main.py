@@ -1,32 +1,40 @@
 """The ``lineage`` command: see and keep your agents' history.
 
-This module holds the ``lineage`` group and the commands that ask the journal a question
-(tree, show, relation, chain, provenance, family, agents) or correct it (rename, delete); the
-other commands live in :mod:`lineage_es.cli.journal`, :mod:`lineage_es.cli.imports` and
-:mod:`lineage_es.cli.live`, and are registered here. Each command is thin over
+This module holds the ``lineage`` group, ``tree``, and the commands that correct the journal
+(rename, delete); the questions about conversations (show, relation, chain, provenance,
+family, agents) live in :mod:`lineage_es.cli.questions`, the other commands in
+:mod:`lineage_es.cli.journal`, :mod:`lineage_es.cli.imports` and :mod:`lineage_es.cli.live`,
+and all are registered here. Each command is thin over
 :mod:`lineage_es.engine.engine`: it opens the store, asks one question and prints the answer.
 Errors print their reason and exit with status 2, never a traceback.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import click
 
-from lineage_es.cli import imports, journal, live, mcp, mcp_install
+from lineage_es.cli import demo, fold, imports, journal, live, mcp, mcp_install, questions
 from lineage_es.cli.common import (
-    echo_json,
     host_option,
     open_store,
     plural,
     reports_errors,
+    resolve_ids,
     store_option,
     use_color,
 )
 from lineage_es.cli.output import write_out
 from lineage_es.facts import DELETE_REASONS
+from lineage_es.read.quiet import (
+    QUIET_AFTER_ENV,
+    QuietSplit,
+    left_out_line,
+    parse_duration,
+    split_quiet,
+)
 from lineage_es.read.render import (
     dumps_deep,
     forest_data,
@@ -34,12 +42,12 @@ from lineage_es.read.render import (
     forest_json,
     forest_mermaid,
     forest_text,
-    safe_id,
 )
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
-    from lineage_es.model import ForestNode, Member
+    from lineage_es.model import ForestNode
+    from lineage_es.read.answers import TreeReader
 
 #: The reasons a user may give for a delete (a descendant's, parent-teardown, is the
 #: journal's own).
@@ -75,7 +83,20 @@ def main() -> None:
     show_default=True,
     help="text: a unicode tree; json: nested roots; mermaid/dot: a picture to render.",
 )
-@click.option("--all", "include_stopped", is_flag=True, help="Include stopped nodes.")
+@click.option(
+    "--all", "include_stopped", is_flag=True, help="Include stopped nodes and quiet roots."
+)
+@click.option(
+    "--quiet-after",
+    "quiet_after",
+    default="2h",
+    show_default=True,
+    envvar=QUIET_AFTER_ENV,
+    show_envvar=True,
+    metavar="DURATION",
+    help="Leave out live roots whose tree has had no fact for this long (90s, 30m, 2h, 1d; "
+    "off: none).",
+)
 @click.option("--at", "at_time", default=None, help="Show the tree as of this ISO-8601 time.")
 @click.option(
     "--position",
@@ -98,6 +119,7 @@ def tree(
     conversation: str | None,
     fmt: str,
     include_stopped: bool,
+    quiet_after: str,
     at_time: str | None,
     position: int | None,
     watch: bool,
@@ -113,6 +135,11 @@ def tree(
     journal had reached there, else now); --watch keeps drawing the live forest as hooks
     report (JSON: one line per drawing).
 
+    A live root whose whole tree has had no fact for --quiet-after (default 2h, or
+    LINEAGE_QUIET_AFTER) is left out, and a last line says how many were (on stderr for
+    json, mermaid and dot); --all shows them, marked "quiet 3h". Quiet is counted up to the
+    moment shown; nothing is stopped for being quiet (status stays live).
+
     \b
     Examples:
       lineage tree --watch --all        keep the whole forest on screen, live
@@ -120,6 +147,7 @@ def tree(
     """
     if watch and (at_time is not None or position is not None):
         raise click.UsageError("--watch draws the live forest; it cannot go with --at/--position")
+    after = _quiet_limit(quiet_after)
     moment: datetime | None = None  # the moment ages are counted from; None: now
     with open_store(store, create=False, waits=watch) as engine:
         if watch:
@@ -127,12 +155,15 @@ def tree(
 
             def draw() -> None:
                 forest = engine.forest(host, include_stopped=include_stopped, root=conversation)
+                split = _split_quiet(engine, forest, None, after, include_stopped, conversation)
                 if color:
                     click.clear()
-                _print_forest(forest, fmt, color=color, compact=True)
+                _print_forest(split.shown, fmt, color=color, compact=True, split=split, after=after)
 
-            live.watch_loop(engine.position, draw, interval=interval)
+            refresh = None if after is None else max(interval, QUIET_REFRESH)
+            live.watch_loop(engine.position, draw, interval=interval, refresh=refresh)
             return
+        reader: Engine | TreeReader = engine
         if at_time is not None or position is not None:
             when = _parse_time(at_time) if at_time is not None else None
             if position is not None and position > (last := engine.position()):
@@ -140,12 +171,55 @@ def tree(
                     f"{position} is past the journal's end: its last position is {last}",
                     param_hint="'--position'",
                 )
-            past = engine.as_of(position=position, time=when)
+            reader = past = engine.as_of(position=position, time=when)
             forest = past.forest(host, include_stopped=include_stopped, root=conversation)
             moment = when if when is not None else _time_at_position(engine, position or 0)
         else:
             forest = engine.forest(host, include_stopped=include_stopped, root=conversation)
-    _print_forest(forest, fmt, color=use_color(), now=moment)
+        split = _split_quiet(reader, forest, moment, after, include_stopped, conversation)
+    _print_forest(split.shown, fmt, color=use_color(), now=moment, split=split, after=after)
+
+
+#: With --watch and a quiet limit, the tree is drawn again at least this often (seconds), so
+#: a root that goes quiet leaves it without waiting for a new fact.
+QUIET_REFRESH = 30.0
+
+
+def _quiet_limit(text: str) -> timedelta | None:
+    """``--quiet-after``'s duration (``None``: off), or a usage error saying what it takes
+    and where the value came from (the flag or :data:`QUIET_AFTER_ENV`)."""
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        source = click.get_current_context().get_parameter_source("quiet_after")
+        from_env = source is click.core.ParameterSource.ENVIRONMENT
+        hint = f"{QUIET_AFTER_ENV} (environment)" if from_env else "'--quiet-after'"
+        raise click.BadParameter(str(exc), param_hint=hint) from None
+
+
+def _split_quiet(
+    reader: Engine | TreeReader,
+    forest: tuple[ForestNode, ...],
+    moment: datetime | None,
+    after: timedelta | None,
+    include_stopped: bool,
+    conversation: str | None,
+) -> QuietSplit:
+    """``forest`` split by quietness at ``moment`` (now when ``None``): quiet roots left out
+    unless ``--all`` or one root was asked for. A root that looks quiet by its drawn nodes is
+    checked against every node of its family (stopped ones a live-only tree does not draw)."""
+
+    def newest_of(root: ForestNode) -> str | None:
+        times = [m.last_seen for m in reader.family(root.conversation, root.host) if m.last_seen]
+        return max(times, default=None)
+
+    return split_quiet(
+        forest,
+        now=moment or datetime.now(UTC),
+        after=after,
+        keep=include_stopped or conversation is not None,
+        newest_of=newest_of,
+    )
 
 
 def _time_at_position(engine: Engine, position: int) -> datetime | None:
@@ -165,23 +239,38 @@ def _print_forest(
     color: bool = False,
     compact: bool = False,
     now: datetime | None = None,
+    split: QuietSplit | None = None,
+    after: timedelta | None = None,
 ) -> None:
     """Print ``forest`` in ``fmt``, all of it or an error (:func:`write_out`). ``compact`` is
     a ``--watch`` drawing: JSON on one line, and, without colour (no screen to clear), a
-    blank line after each text drawing."""
+    blank line after each text drawing. ``split`` marks quiet roots in text and says how many
+    were left out: a last line of the text, on stderr for the other formats (their output
+    keeps its form: JSON stays ``{"roots": [...]}``)."""
+    left_out = ""
+    if split is not None and split.left_out and after is not None:
+        left_out = left_out_line(split.left_out, after)
     if fmt == "json":
         data = dumps_deep(forest_data(forest)) if compact else forest_json(forest)
         write_out(data + b"\n")
+        if left_out:
+            click.echo(left_out, err=True)
         return
     if fmt == "mermaid":
         text = forest_mermaid(forest)
     elif fmt == "dot":
         text = forest_dot(forest)
     else:
-        text = forest_text(forest, now=now, color=color)
+        quiet = split.quiet if split is not None else None
+        text = forest_text(forest, now=now, color=color, quiet=quiet)
+        if left_out:
+            text += "\n" + left_out
+        left_out = ""
         if compact and not color:
             text += "\n"
     write_out(f"{text}\n".encode())
+    if left_out:
+        click.echo(left_out, err=True)
 
 
 def _parse_time(text: str) -> datetime:
@@ -192,173 +281,6 @@ def _parse_time(text: str) -> datetime:
     if moment is None:
         raise click.BadParameter(f"{text!r} is not an ISO-8601 time", param_hint="--at")
     return moment
-
-
-@main.command()
-@click.argument("conversation")
-@host_option
-@store_option
-@reports_errors
-def show(conversation: str, host: str | None, store: str | None) -> None:
-    """Print CONVERSATION's lineage (root, parent, depth, resolution) and its tree, as JSON.
-
-    Fields: root and parent (null for a root), depth (0 for a root), resolution (how the
-    parent is known: native, confirmed, transcript, registry, inferred), subagent (the host's
-    own id and type for it), host, and tree (the live tree around it, children nested); name
-    once renamed, and "ambiguous": true on a child (and a tree node) placed under its root
-    with no parent edge.
-
-    \b
-    Examples:
-      lineage show a1000000000000001
-      lineage show 5f1c2e4a-... --host codex   when the id is known under several hosts
-    """
-    with open_store(store, create=False) as engine:
-        echo_json(engine.lineage(conversation, host))
-
-
-@main.command()
-@click.argument("a")
-@click.argument("b")
-@host_option
-@store_option
-@reports_errors
-def relation(a: str, b: str, host: str | None, store: str | None) -> None:
-    """Say what A is to B: self, child, descendant, parent, ancestor, sibling, kin or
-    unrelated. Stopped and deleted nodes count.
-
-    kin: same root, neither above the other nor siblings; unrelated: different roots.
-
-    \b
-    Examples:
-      lineage relation a1000000000000001 5f1c2e4a-...   prints e.g. child
-      [ "$(lineage relation A B)" = descendant ] && echo "A works for B"
-    """
-    with open_store(store, create=False) as engine:
-        click.echo(engine.relation(a, b, host))
-
-
-@main.command()
-@click.argument("conversation")
-@click.option("--json", "as_json", is_flag=True, help="Print the chain as JSON.")
-@host_option
-@store_option
-@reports_errors
-def chain(conversation: str, as_json: bool, host: str | None, store: str | None) -> None:
-    """Print CONVERSATION's delegation chain up to its root (at most 20 hops).
-
-    Text: the chain as ``A > B > ROOT``, and a line saying why when it stops short. JSON:
-    conversations (the chain, CONVERSATION first), complete (it reached a root), unresolved
-    (the parent it names that the journal does not know, else null), cycle (it loops) and
-    capped (more than 20 hops).
-
-    \b
-    Examples:
-      lineage chain a1000000000000001          a1000000000000001 > 5f1c2e4a-...
-      lineage chain a1000000000000001 --json
-    """
-    with open_store(store, create=False) as engine:
-        found = engine.chain(conversation, host)
-    if as_json:
-        echo_json(found)
-        return
-    click.echo(" > ".join(safe_id(c) for c in found.conversations))
-    if found.cycle:
-        click.echo("(stopped: the chain loops)")
-    elif found.capped:
-        click.echo("(stopped: more than 20 hops)")
-    elif found.unresolved:
-        click.echo(f"(stopped: {safe_id(found.unresolved)} is not in the journal)")
-    elif not found.complete:
-        click.echo("(stopped: the parent is not known)")
-
-
-@main.command()
-@click.argument("sender")
-@click.argument("recipient")
-@host_option
-@store_option
-@reports_errors
-def provenance(sender: str, recipient: str, host: str | None, store: str | None) -> None:
-    """What a message from SENDER to RECIPIENT should carry, as JSON.
-
-    Fields: sender, recipient, sender_relation (what SENDER is to RECIPIENT, as `lineage
-    relation` says); unless SENDER is RECIPIENT's direct child, also chain (the delegation
-    chain that explains the relation, SENDER first) and note (one sentence saying so, for a
-    prompt).
-
-    \b
-    Example:
-      lineage provenance a1000000000000001 5f1c2e4a-...
-    """
-    with open_store(store, create=False) as engine:
-        echo_json(engine.provenance(sender, recipient, host))
-
-
-def _print_members(members: tuple[Member, ...], with_relation: bool) -> None:
-    """One line a member; a child placed ambiguous ends with `` ambiguous``, as ``tree``
-    draws it, so its ``parent=-`` is not read as a root's."""
-    for m in members:
-        name = f' "{safe_id(m.name)}"' if m.name else ""
-        rel = f"{m.relation:<10} " if with_relation else ""
-        parent = safe_id(m.parent) if m.parent else "-"
-        flag = " ambiguous" if m.ambiguous else ""
-        click.echo(
-            f"{rel}{'  ' * m.depth}{safe_id(m.conversation)}{name}  depth={m.depth} "
-            f"status={m.status} parent={parent} resolution={m.resolution}{flag}"
-        )
-
-
-@main.command()
-@click.argument("root")
-@click.option("--json", "as_json", is_flag=True, help="Print the family as JSON.")
-@host_option
-@store_option
-@reports_errors
-def family(root: str, as_json: bool, host: str | None, store: str | None) -> None:
-    """List every node of ROOT's family that is not deleted, with depth, name, status.
-
-    One line a node, indented by depth: id, "name", depth, status, parent (- for the root)
-    and resolution (how the parent is known), then "ambiguous" for a child placed under the
-    root with no parent edge (JSON: "ambiguous": true). ROOT may be any node of the family.
-
-    \b
-    Examples:
-      lineage family 5f1c2e4a-...
-      lineage family 5f1c2e4a-... --json
-    """
-    with open_store(store, create=False) as engine:
-        members = engine.family(root, host)
-    if as_json:
-        echo_json(members)
-    else:
-        _print_members(members, with_relation=False)
-
-
-@main.command()
-@click.option("--as", "as_", required=True, help="The conversation asking.")
-@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
-@host_option
-@store_option
-@reports_errors
-def agents(as_: str, as_json: bool, host: str | None, store: str | None) -> None:
-    """List every known agent with its relation to the one asking (an orchestrator's
-    list_agents, as a tree rather than a flat list).
-
-    One line a node: its relation to the one asking (self, child, parent, sibling, ...),
-    then the fields `lineage family` prints.
-
-    \b
-    Examples:
-      lineage agents --as a1000000000000001
-      lineage agents --as a1000000000000001 --json
-    """
-    with open_store(store, create=False) as engine:
-        members = engine.agents(as_, host)
-    if as_json:
-        echo_json(members)
-    else:
-        _print_members(members, with_relation=True)
 
 
 @main.command()
@@ -379,6 +301,7 @@ def rename(conversation: str, name: str, host: str | None, store: str | None) ->
     if not name.strip():
         raise click.BadParameter("a name cannot be empty or only spaces", param_hint="'NAME'")
     with open_store(store, create=False) as engine:
+        (conversation,) = resolve_ids(engine, host, conversation)
         engine.rename(conversation, name, host=host)
 
 
@@ -404,16 +327,25 @@ def delete(conversation: str, reason: str, host: str | None, store: str | None) 
       lineage delete 5f1c2e4a-... --reason gc     a whole root and its family
     """
     with open_store(store, create=False) as engine:
+        (conversation,) = resolve_ids(engine, host, conversation)
         before = len(engine.family(conversation, host))
         engine.delete(conversation, reason, host=host)
         deleted = before - len(engine.family(conversation, host))
     click.echo(f"deleted {plural(deleted, 'node')}", err=True)
 
 
+main.add_command(demo.demo)
+main.add_command(questions.show)
+main.add_command(questions.relation)
+main.add_command(questions.chain)
+main.add_command(questions.provenance)
+main.add_command(questions.family)
+main.add_command(questions.agents)
 main.add_command(journal.ingest)
 main.add_command(journal.journal)
 main.add_command(imports.import_command)
 main.add_command(live.hook)
+main.add_command(fold.fold)
 main.add_command(live.install_hooks)
 main.add_command(live.uninstall_hooks)
 main.add_command(mcp_install.install_mcp)

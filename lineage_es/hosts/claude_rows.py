@@ -277,16 +277,19 @@ def _row_notified_stops(row: Mapping[str, Any]) -> list[Fact]:
 # ``lineage import`` parses only the lines these bytes point to (in the compact JSON Claude
 # Code writes) and reads the few fields it routes rows by with the readers below.
 
-#: Row types Claude Code writes (2.0 to 2.1.2xx). Others are counted and passed over.
-ROW_TYPES = frozenset(
+#: Row types Claude Code writes that can say something of lineage (a spawn, a child's rows,
+#: a result, a notice that a background agent stopped).
+LINEAGE_ROW_TYPES = frozenset(
+    {"user", "assistant", "system", "attachment", "progress", "queue-operation"}
+)
+
+#: Row types Claude Code writes (2.0 to 2.1.2xx) that say nothing of lineage: the session's
+#: settings, titles, file snapshots, its worktree, compaction bookkeeping. ``lineage import``
+#: passes over them as known rows, never counting them as rows of an unknown type.
+NO_LINEAGE_ROW_TYPES = frozenset(
     {
-        "user",
-        "assistant",
-        "system",
-        "attachment",
-        "progress",
-        "queue-operation",
         "file-history-snapshot",
+        "file-history-delta",
         "summary",
         "permission-mode",
         "ai-title",
@@ -295,9 +298,20 @@ ROW_TYPES = frozenset(
         "mode",
         "tag",
         "agent-name",
+        "agent-color",
         "pr-link",
+        "worktree-state",
+        "content-replacement",
+        "marble-origami-commit",
+        "marble-origami-snapshot",
+        "task-summary",
+        "bridge-session",
+        "frame-link",
     }
 )
+
+#: Every row type Claude Code writes. Others are counted as unknown and passed over.
+ROW_TYPES = LINEAGE_ROW_TYPES | NO_LINEAGE_ROW_TYPES
 
 #: What opens a row's ``sessionId`` value.
 SESSION_ID_BYTES = b'"sessionId":"'

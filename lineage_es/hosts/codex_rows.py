@@ -18,10 +18,18 @@ from typing import Any
 
 from lineage_es.hosts.base import parse_time
 
-#: Rollout line types (0.7x to 0.15x). Others are counted and passed over.
-ROW_TYPES = frozenset(
+#: Rollout line types (0.7x to 0.15x) that can say something of lineage, or that a thread's
+#: reader keeps track of (a header, a compaction, a continuation file's base).
+LINEAGE_ROW_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "history_base"}
 )
+
+#: Rollout line types that say nothing of lineage (the world state a turn saw): ``lineage
+#: import`` passes over them as known rows, never counting them as rows of an unknown type.
+NO_LINEAGE_ROW_TYPES = frozenset({"world_state"})
+
+#: Every rollout line type. Others are counted as unknown and passed over.
+ROW_TYPES = LINEAGE_ROW_TYPES | NO_LINEAGE_ROW_TYPES
 
 _ROW_TYPE_BYTES = frozenset(kind.encode() for kind in ROW_TYPES)
 

@@ -6,13 +6,14 @@ its spawn keys), so every id is escaped before it is printed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 
 import orjson
 
 from lineage_es.facts import LOGICAL_EPOCH
 from lineage_es.model import ForestNode, to_json
+from lineage_es.read.quiet import quiet_label
 
 STATUS_MARK = {"live": "●", "stopped": "○", "deleted": "✕"}
 RESOLUTION_MARK = {
@@ -35,7 +36,9 @@ def forest_json(forest: tuple[ForestNode, ...]) -> bytes:
     """``{"roots": [...]}`` with children nested the same way, each node with exactly the
     keys the tree's JSON contract names (names and flags are in ``family``/``show``). A node
     placed ambiguous under its root (no parent edge) is nested under the root and carries
-    ``"ambiguous": true``; no other node has the key. Laid out as ``orjson``'s two-space
+    ``"ambiguous": true``; no other node has the key. Every node has ``last_seen`` (the
+    time of its latest fact; null for a row projected before views kept it), just before
+    ``children``. Laid out as ``orjson``'s two-space
     indent lays it out, down to :data:`MAX_INDENT_LEVELS` levels (a node 30 agents deep);
     lines below are indented as at that level, so the text grows as the nodes do, not as
     the square of a chain's depth."""
@@ -60,6 +63,7 @@ def forest_data(forest: tuple[ForestNode, ...]) -> dict[str, object]:
         }
         if n.ambiguous:
             out["ambiguous"] = True
+        out["last_seen"] = n.last_seen
         children: list[object] = []
         out["children"] = children
         siblings.append(out)
@@ -187,13 +191,18 @@ MAX_DRAWN_LEVELS = 64
 
 
 def forest_text(
-    forest: tuple[ForestNode, ...], *, now: datetime | None = None, color: bool = False
+    forest: tuple[ForestNode, ...],
+    *,
+    now: datetime | None = None,
+    color: bool = False,
+    quiet: Mapping[str, timedelta] | None = None,
 ) -> str:
     """A unicode tree, one node a line: status mark, id, type, depth, status, age and how
     its placement is known (✓ confirmed, ✎ transcript, · registry, ? inferred). Ages count
     up to ``now``: the moment the forest shows (a time-travelling tree's, not the clock's;
     default the current time). ``color`` adds terminal colours: the caller asks for them
-    only when writing to a terminal.
+    only when writing to a terminal. A root in ``quiet`` (by conversation) is marked with
+    how long it has been quiet (``quiet 3h``, :mod:`lineage_es.read.quiet`).
 
     A node more than :data:`MAX_DRAWN_LEVELS` levels down is drawn from the left again,
     its line led by how many levels are not drawn (``…64 └─ ● …``): each line's indent is
@@ -208,7 +217,10 @@ def forest_text(
         n, prefix, hidden, last, top = stack.pop()
         branch = "" if top else ("└─ " if last else "├─ ")
         lead = f"…{hidden} " if hidden else ""
-        lines.append(f"{lead}{prefix}{branch}{_label(n, moment, color)}")
+        label = _label(n, moment, color)
+        if top and quiet and n.conversation in quiet:
+            label += "  " + _paint(quiet_label(quiet[n.conversation]), color, fg="yellow")
+        lines.append(f"{lead}{prefix}{branch}{label}")
         child_prefix = prefix if top else prefix + ("   " if last else "│  ")
         child_hidden = hidden
         if len(child_prefix) >= 3 * MAX_DRAWN_LEVELS:  # three characters a level
@@ -282,15 +294,24 @@ def dot_text(value: str) -> str:
     return safe_id(value).replace("\\", "\\\\").replace('"', '\\"')
 
 
+def _kind(n: ForestNode) -> str:
+    """What a graph's label names on its second line: a root's host, a child's subagent
+    type (empty when the host did not say)."""
+    if n.depth == 0:
+        return n.host
+    return n.subagent.type if n.subagent and n.subagent.type else ""
+
+
 def forest_mermaid(forest: tuple[ForestNode, ...]) -> str:
-    """A Mermaid flowchart of the forest. A node placed ambiguous under its root is linked
-    to it by a dotted, labelled arrow: never drawn as a parent edge. Every part of a label
-    is escaped (:func:`mermaid_text`)."""
+    """A Mermaid flowchart of the forest. Each node's label names its id, then its host (a
+    root) or subagent type (a child), then its status, as ``dot``'s does. A node placed
+    ambiguous under its root is linked to it by a dotted, labelled arrow: never drawn as a
+    parent edge. Every part of a label is escaped (:func:`mermaid_text`)."""
     ids = _graph_ids(forest)
 
     def label(n: ForestNode) -> str:
         text = mermaid_text(n.conversation)
-        kind = f"<br/>{mermaid_text(n.subagent.type)}" if n.subagent and n.subagent.type else ""
+        kind = f"<br/>{mermaid_text(_kind(n))}" if _kind(n) else ""
         return f'  {ids[id(n)]}["{text}{kind}<br/>{mermaid_text(n.status)}"]'
 
     def edge(parent: ForestNode, child: ForestNode) -> str:
@@ -300,20 +321,45 @@ def forest_mermaid(forest: tuple[ForestNode, ...]) -> str:
     return "\n".join(["flowchart TD", *_graph_lines(forest, label, edge)])
 
 
+#: How ``dot`` lays the forest out: left to right, a tree's depth across and its nodes down,
+#: each root's tree in a box of its own (a cluster), the boxes one under another. Drawn top
+#: to bottom with every root side by side, 25 roots made a picture 47 times wider than tall,
+#: unreadable once shrunk to fit a page; this way its width is that of the deepest tree, and
+#: more roots make it longer, not smaller. (``pack``/``packmode`` grids of the boxes came out
+#: no narrower than a page allows, and ``dot`` 2.43 lays them out unevenly.)
+DOT_GRAPH = "rankdir=LR, nodesep=0.15, ranksep=0.4"
+
+
 def forest_dot(forest: tuple[ForestNode, ...]) -> str:
-    """A Graphviz digraph of the forest. A node placed ambiguous under its root is linked
-    to it by a dashed, labelled edge: never drawn as a parent edge. Every part of a label
-    is escaped (:func:`dot_text`)."""
+    """A Graphviz digraph of the forest, one cluster (a box) per root, read left to right
+    and top to bottom (:data:`DOT_GRAPH`). Each node's label names its id, then its host (a
+    root) or subagent type (a child), then its status; a stopped node is dashed. A node
+    placed ambiguous under its root is linked to it by a dashed, labelled edge: never drawn
+    as a parent edge. Every part of a label is escaped (:func:`dot_text`).
+
+    ``dot`` draws a left-to-right graph's clusters, and a rank's nodes, from the bottom up
+    in the order they are written: they are written last first, so that the first root,
+    and a node's first child, come out on top."""
     ids = _graph_ids(forest)
 
     def label(n: ForestNode) -> str:
         style = "" if n.status == "live" else ", style=dashed"
-        text = f"{dot_text(n.conversation)}\\n{dot_text(n.status)}"
-        return f'  {ids[id(n)]} [label="{text}"{style}];'
+        kind = _kind(n)
+        parts = [n.conversation, *([kind] if kind else []), n.status]
+        text = "\\n".join(dot_text(part) for part in parts)
+        return f'    {ids[id(n)]} [label="{text}"{style}];'
 
     def edge(parent: ForestNode, child: ForestNode) -> str:
         link = f' [style=dashed, label="{AMBIGUOUS_LABEL}"]' if child.ambiguous else ""
         return f"  {ids[id(parent)]} -> {ids[id(child)]}{link};"
 
-    lines = ["digraph lineage {", "  node [shape=box];", *_graph_lines(forest, label, edge), "}"]
+    lines = ["digraph lineage {", f"  graph [{DOT_GRAPH}];", "  node [shape=box];"]
+    for number in reversed(range(len(forest))):
+        lines.append(f"  subgraph cluster_{number} {{")
+        lines.append('    graph [style=rounded, color=gray, label=""];')
+        nodes = list(_preorder(forest[number : number + 1]))
+        lines.extend(label(n) for n in reversed(nodes))
+        lines.append("  }")
+    lines.extend(line for line in _graph_lines(forest, lambda n: "", edge) if line)
+    lines.append("}")
     return "\n".join(lines)

@@ -20,6 +20,7 @@ from lineage_es.errors import InputError, LineageError, PayloadError
 from lineage_es.facts import Observation
 from lineage_es.hosts.detect import FORM_HOST, Form
 from lineage_es.model import AgentLineage, LineageTree, Member
+from lineage_es.replay.ci import running_in_ci
 from lineage_es.replay.expected import (
     Expected,
     Mismatch,
@@ -189,11 +190,12 @@ def update_expected(
 ) -> UpdateResult:
     """Write ``expected`` from what the engine observes replaying ``transcript``.
 
-    Refused when ``CI`` is set: a CI never rewrites its own expectations. An existing expected
-    file must be valid (its hand-written views are kept), so a broken one is never clobbered.
+    Refused when ``CI`` is set (to anything but empty, ``0`` or ``false``): a CI never
+    rewrites its own expectations. An existing expected file must be valid (its hand-written
+    views are kept), so a broken one is never clobbered.
     """
     target = Path(expected)
-    if "CI" in environ:
+    if running_in_ci(environ):
         raise InputError(
             "--update refuses to run when the environment variable CI is set: a CI never "
             "rewrites its own expectations (run it locally, review the diff, commit the file)",

@@ -78,7 +78,10 @@ Exit status: 0 every expectation held; 1 some failed (each printed as a diff);
     "update_path",
     metavar="EXPECTED",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write this expected file from what the engine observes (refused when CI is set).",
+    help=(
+        "Write this expected file from what the engine observes (refused when CI is set, "
+        "unless to empty, 0 or false)."
+    ),
 )
 @click.option(
     "--host",

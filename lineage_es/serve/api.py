@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from lineage_es.facts import HOSTS
 from lineage_es.hosts.base import parse_time
 from lineage_es.model import to_json
+from lineage_es.read.prefixes import resolve_prefix
 from lineage_es.read.render import dumps_deep, forest_data
 from lineage_es.serve.changes import ForestChanges, encode, node_data
 
@@ -115,16 +116,17 @@ def answer(engine: Engine, target: str, changes: ForestChanges | None = None) ->
     if endpoint == "/forest":
         return _page_forest(engine, query, host, changes)
     if endpoint == "/agents/":
-        return to_json(engine.agents(_conversation_in_path(path, endpoint), host))
+        return to_json(engine.agents(_named_in_path(engine, path, endpoint, host), host))
     if endpoint == "/lineage/":
-        return to_json(engine.lineage(_conversation_in_path(path, endpoint), host))
+        return to_json(engine.lineage(_named_in_path(engine, path, endpoint, host), host))
     if endpoint == "/chain/":
-        return to_json(engine.chain(_conversation_in_path(path, endpoint), host))
+        return to_json(engine.chain(_named_in_path(engine, path, endpoint, host), host))
     if endpoint != "/relation":  # /events streams: the app answers it, never this function
         raise ApiError(HTTPStatus.NOT_ACCEPTABLE, f"{endpoint} is a stream of events")
     a, b = _last_value(query, "a"), _last_value(query, "b")
     if not a or not b:
         raise ApiError(HTTPStatus.BAD_REQUEST, "give both conversations: /relation?a=A&b=B")
+    a, b = _resolved(engine, a, host), _resolved(engine, b, host)
     return {"a": a, "b": b, "relation": engine.relation(a, b, host)}
 
 
@@ -243,6 +245,18 @@ def _host_parameter(query: dict[str, list[str]]) -> str | None:
     if host is not None and host not in HOSTS:
         raise ApiError(HTTPStatus.BAD_REQUEST, f"host must be one of {', '.join(HOSTS)}")
     return host or None
+
+
+def _resolved(engine: Engine, given: str, host: str | None) -> str:
+    """The conversation id ``given`` names, whole or as a unique prefix, as the ``lineage``
+    command reads it (:func:`~lineage_es.read.prefixes.resolve_prefix`)."""
+    engine.catch_up()
+    return resolve_prefix(engine.queries.view, given, host)
+
+
+def _named_in_path(engine: Engine, path: str, prefix: str, host: str | None) -> str:
+    """The conversation the id (or unique prefix) after ``prefix`` in ``path`` names."""
+    return _resolved(engine, _conversation_in_path(path, prefix), host)
 
 
 def _conversation_in_path(path: str, prefix: str) -> str:

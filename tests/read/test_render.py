@@ -95,6 +95,7 @@ def test_json_of_an_unambiguous_node_keeps_exactly_its_contract_keys() -> None:
         "resolution",
         "started_at",
         "subagent",
+        "last_seen",
         "children",
     ]
     assert list(root) == contract and list(root["children"][0]) == contract
@@ -186,7 +187,7 @@ def test_mermaid_escapes_a_subagent_type_that_would_draw_a_node_and_an_edge() ->
     lines = forest_mermaid(typed('x"] --> n9["injected')).splitlines()
     assert lines == [
         "flowchart TD",
-        '  n0["r1<br/>live"]',
+        '  n0["r1<br/>claude<br/>live"]',
         '  n1["a1<br/>x#quot;] --#gt; n9[#quot;injected<br/>live"]',
         "  n0 --> n1",
     ]
@@ -203,5 +204,5 @@ def test_mermaid_escapes_an_entity_code_written_in_an_id() -> None:
 
 
 def test_dot_escapes_quotes_and_backslashes_in_an_id() -> None:
-    label = forest_dot(typed("general", conversation='a"] x [\\')).splitlines()[3]
-    assert label == '  n1 [label="a\\"] x [\\\\\\nlive"];'
+    lines = forest_dot(typed("general", conversation='a"] x [\\')).splitlines()
+    assert '    n1 [label="a\\"] x [\\\\\\ngeneral\\nlive"];' in lines

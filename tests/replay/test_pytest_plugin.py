@@ -114,10 +114,63 @@ def test_expected_files_outside_the_folders_are_not_collected(pytester: pytest.P
     result.assert_outcomes(passed=1)
 
 
-def test_without_the_option_no_replay_is_collected(pytester: pytest.Pytester) -> None:
-    add_case(pytester, "replays", "spawn", FAILS)
+def test_without_the_option_expected_files_under_the_test_paths_are_found(
+    pytester: pytest.Pytester,
+) -> None:
+    add_case(pytester, "tests/replays", "spawn", HOLDS)
+    add_case(pytester, "tests/other", "deeper", FAILS)
+    run(pytester).assert_outcomes(passed=1, failed=1)
+
+
+def test_without_the_option_only_the_test_paths_are_searched(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    pytester.mkdir("tests")
+    add_case(pytester, "tests/replays", "spawn", HOLDS)
+    add_case(pytester, "elsewhere", "skipped", FAILS)
+    run(pytester).assert_outcomes(passed=1)
+
+
+def test_without_the_option_an_expected_file_without_its_recording_says_what_to_set(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.path / "replays").mkdir()
+    (pytester.path / "replays" / "lonely.expected.yaml").write_text(HOLDS)
     result = run(pytester)
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(
+        ["*lonely.expected.yaml: no recording lonely.jsonl beside it*lineage_replays*"]
+    )
+
+
+def test_lineage_update_writes_the_expected_file_from_the_replay(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    add_case(pytester, "replays", "spawn", FAILS)
+    run(pytester, "--lineage-update").assert_outcomes(passed=1)
+    assert "depth: 1" in (pytester.path / "replays" / "spawn.expected.yaml").read_text()
+    run(pytester).assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("value", ["true", "1", "yes"])
+def test_lineage_update_is_refused_under_ci(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("CI", value)
+    add_case(pytester, "replays", "spawn", FAILS)
+    result = run(pytester, "--lineage-update")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--lineage-update refuses to run when*CI is set*"])
+    assert (pytester.path / "replays" / "spawn.expected.yaml").read_text() == FAILS
+
+
+@pytest.mark.parametrize("value", ["", "0", "false", "False"])
+def test_ci_empty_zero_or_false_is_not_ci_for_lineage_update(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("CI", value)
+    add_case(pytester, "replays", "spawn", FAILS)
+    run(pytester, "--lineage-update").assert_outcomes(passed=1)
 
 
 def test_a_missing_replay_folder_is_warned_about(pytester: pytest.Pytester) -> None:
