@@ -23,6 +23,7 @@ from lineage_es.model import to_json
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
+    from lineage_es.read.readonly import ViewReader
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -128,6 +129,21 @@ def _point_stdout_at_devnull() -> None:
         pass
 
 
+def open_reader(store: str | None, *, waits: bool = False) -> Engine | ViewReader:
+    """Open ``store`` to answer questions (as :func:`open_store` with ``create=False``): from
+    the materialised view, without importing the event library, while the view is current and
+    nothing waits in the inbox (:func:`~lineage_es.read.readonly.open_view_reader`; one that
+    ``waits`` checks before each question), so that a new process's first answer costs
+    little more than Python's start; else through the engine. What the view cannot answer
+    (time travel, the journal) opens the engine on first use."""
+    from lineage_es.read.readonly import open_view_reader
+
+    reader = open_view_reader(
+        store, lambda: open_store(store, create=False, waits=waits), live=waits
+    )
+    return reader if reader is not None else open_store(store, create=False, waits=waits)
+
+
 def open_store(store: str | None, *, create: bool = True, waits: bool = False) -> Engine:
     """Open the journal ``store`` names (``--store`` or ``$LINEAGE_STORE``), else the
     default one in the data dir.
@@ -160,7 +176,7 @@ def open_store(store: str | None, *, create: bool = True, waits: bool = False) -
         return open_engine("memory://")
 
 
-def resolve_ids(engine: Engine, host: str | None, *given: str) -> list[str]:
+def resolve_ids(engine: Engine | ViewReader, host: str | None, *given: str) -> list[str]:
     """The conversation ids ``given`` name, each given whole or as a unique prefix of at
     least 4 characters, as in git (:func:`~lineage_es.read.prefixes.resolve_prefix`): an
     id known exactly is taken as it is; a prefix that starts several ids is refused, naming

@@ -19,7 +19,7 @@ from lineage_es.cli.common import (
     FC,
     HOST_CHOICE,
     HOSTS_IN_WORDS,
-    open_store,
+    open_reader,
     reports_errors,
     store_option,
 )
@@ -301,7 +301,7 @@ def serve(
     def log(line: str) -> None:
         click.echo(line, err=True)
 
-    with open_store(store, create=False, waits=True) as engine:
+    with open_reader(store, waits=True) as engine:
         server = make_server(
             engine, bind, port, allow_remote=allow_remote, log=None if quiet else log
         )

@@ -19,6 +19,7 @@ import click
 from lineage_es.cli import demo, fold, imports, journal, live, mcp, mcp_install, questions
 from lineage_es.cli.common import (
     host_option,
+    open_reader,
     open_store,
     plural,
     reports_errors,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
     from lineage_es.model import ForestNode
     from lineage_es.read.answers import TreeReader
+    from lineage_es.read.readonly import ViewReader
 
 #: The reasons a user may give for a delete (a descendant's, parent-teardown, is the
 #: journal's own).
@@ -149,7 +151,9 @@ def tree(
         raise click.UsageError("--watch draws the live forest; it cannot go with --at/--position")
     after = _quiet_limit(quiet_after)
     moment: datetime | None = None  # the moment ages are counted from; None: now
-    with open_store(store, create=False, waits=watch) as engine:
+    with open_reader(store, waits=watch) as engine:
+        if conversation is not None:  # a unique prefix names it, as everywhere
+            (conversation,) = resolve_ids(engine, host, conversation)
         if watch:
             color = use_color()
 
@@ -163,7 +167,7 @@ def tree(
             refresh = None if after is None else max(interval, QUIET_REFRESH)
             live.watch_loop(engine.position, draw, interval=interval, refresh=refresh)
             return
-        reader: Engine | TreeReader = engine
+        reader: Engine | ViewReader | TreeReader = engine
         if at_time is not None or position is not None:
             when = _parse_time(at_time) if at_time is not None else None
             if position is not None and position > (last := engine.position()):
@@ -198,7 +202,7 @@ def _quiet_limit(text: str) -> timedelta | None:
 
 
 def _split_quiet(
-    reader: Engine | TreeReader,
+    reader: Engine | ViewReader | TreeReader,
     forest: tuple[ForestNode, ...],
     moment: datetime | None,
     after: timedelta | None,
@@ -222,7 +226,7 @@ def _split_quiet(
     )
 
 
-def _time_at_position(engine: Engine, position: int) -> datetime | None:
+def _time_at_position(engine: Engine | ViewReader, position: int) -> datetime | None:
     """The moment a tree as of journal ``position`` shows, for its ages: the latest time of
     the entries up to it (a page back at most; an index entry may carry an earlier time than
     the event before it). ``None`` when none has a time: ages are then counted from now."""

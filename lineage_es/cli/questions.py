@@ -16,7 +16,7 @@ import click
 from lineage_es.cli.common import (
     echo_json,
     host_option,
-    open_store,
+    open_reader,
     reports_errors,
     resolve_ids,
     store_option,
@@ -50,7 +50,7 @@ def show(conversation: str, fmt: str, host: str | None, store: str | None) -> No
       lineage show 5f1c2e4a --format text      an id's first characters are enough
       lineage show 5f1c2e4a-... --host codex   when the id is known under several hosts
     """
-    with open_store(store, create=False) as engine:
+    with open_reader(store) as engine:
         (conversation,) = resolve_ids(engine, host, conversation)
         found = engine.lineage(conversation, host)
     if fmt == "json":
@@ -78,7 +78,7 @@ def relation(a: str, b: str, fmt: str, host: str | None, store: str | None) -> N
       [ "$(lineage relation A B)" = descendant ] && echo "A works for B"
       lineage relation a100 5f1c --format json   {"a": ..., "b": ..., "relation": ...}
     """
-    with open_store(store, create=False) as engine:
+    with open_reader(store) as engine:
         a, b = resolve_ids(engine, host, a, b)
         found = engine.relation(a, b, host)
     if fmt == "json":
@@ -106,7 +106,7 @@ def chain(conversation: str, fmt: str, host: str | None, store: str | None) -> N
       lineage chain a1000000000000001          a1000000000000001 > 5f1c2e4a-...
       lineage chain a1000000000000001 --format json
     """
-    with open_store(store, create=False) as engine:
+    with open_reader(store) as engine:
         (conversation,) = resolve_ids(engine, host, conversation)
         found = engine.chain(conversation, host)
     if fmt == "json":
@@ -143,7 +143,7 @@ def provenance(sender: str, recipient: str, fmt: str, host: str | None, store: s
     Example:
       lineage provenance a1000000000000001 5f1c2e4a-...
     """
-    with open_store(store, create=False) as engine:
+    with open_reader(store) as engine:
         sender, recipient = resolve_ids(engine, host, sender, recipient)
         found = engine.provenance(sender, recipient, host)
     if fmt == "json":
@@ -184,7 +184,7 @@ def family(root: str, fmt: str, host: str | None, store: str | None) -> None:
       lineage family 5f1c2e4a-...
       lineage family 5f1c2e4a-... --format json
     """
-    with open_store(store, create=False) as engine:
+    with open_reader(store) as engine:
         (root,) = resolve_ids(engine, host, root)
         members = engine.family(root, host)
     if fmt == "json":
@@ -211,7 +211,7 @@ def agents(as_: str, fmt: str, host: str | None, store: str | None) -> None:
       lineage agents --as a1000000000000001
       lineage agents --as a1000000000000001 --format json
     """
-    with open_store(store, create=False) as engine:
+    with open_reader(store) as engine:
         (as_,) = resolve_ids(engine, host, as_)
         members = engine.agents(as_, host)
     if fmt == "json":

@@ -24,6 +24,7 @@ from lineage_es.serve.changes import ForestChanges, encode, node_data
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
+    from lineage_es.read.readonly import ViewReader
 
 #: Where ``lineage serve`` listens unless told otherwise: this machine only.
 DEFAULT_BIND = "127.0.0.1"
@@ -91,7 +92,7 @@ class Encoded(bytes):
     writes (:func:`lineage_es.read.render.dumps_deep`)."""
 
 
-def answer(engine: Engine, target: str, changes: ForestChanges | None = None) -> Any:
+def answer(engine: Engine | ViewReader, target: str, changes: ForestChanges | None = None) -> Any:
     """The JSON data for a GET of ``target`` (path and query), or :class:`Encoded` JSON;
     :class:`ApiError` otherwise. ``/forest`` tells ``changes`` (when given) the roots it
     drew, so that later changes to them can be named."""
@@ -131,7 +132,7 @@ def answer(engine: Engine, target: str, changes: ForestChanges | None = None) ->
 
 
 def _page_forest(
-    engine: Engine,
+    engine: Engine | ViewReader,
     query: dict[str, list[str]],
     host: str | None,
     changes: ForestChanges | None,
@@ -152,7 +153,7 @@ def _page_forest(
 
 
 def _moment_parameters(
-    engine: Engine, query: dict[str, list[str]]
+    engine: Engine | ViewReader, query: dict[str, list[str]]
 ) -> tuple[datetime | None, int | None]:
     """``?at=`` and ``?position=``: a time and a position no later than the journal's end."""
     at, position = _time_parameter(query, "at"), _position_parameter(query, "position")
@@ -247,14 +248,14 @@ def _host_parameter(query: dict[str, list[str]]) -> str | None:
     return host or None
 
 
-def _resolved(engine: Engine, given: str, host: str | None) -> str:
+def _resolved(engine: Engine | ViewReader, given: str, host: str | None) -> str:
     """The conversation id ``given`` names, whole or as a unique prefix, as the ``lineage``
     command reads it (:func:`~lineage_es.read.prefixes.resolve_prefix`)."""
     engine.catch_up()
     return resolve_prefix(engine.queries.view, given, host)
 
 
-def _named_in_path(engine: Engine, path: str, prefix: str, host: str | None) -> str:
+def _named_in_path(engine: Engine | ViewReader, path: str, prefix: str, host: str | None) -> str:
     """The conversation the id (or unique prefix) after ``prefix`` in ``path`` names."""
     return _resolved(engine, _conversation_in_path(path, prefix), host)
 

@@ -31,6 +31,7 @@ from lineage_es.serve.stream import Broadcaster
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
+    from lineage_es.read.readonly import ViewReader
 
 #: The page's files, by the path they are served at, and their media types.
 STATIC = {
@@ -64,7 +65,7 @@ def read_static(name: str) -> bytes:
 
 
 def make_app(
-    engine: Engine,
+    engine: Engine | ViewReader,
     broadcaster: Broadcaster,
     *,
     check_host_header: bool,

@@ -22,6 +22,7 @@ from lineage_es.read.render import dumps_deep
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
+    from lineage_es.read.readonly import ViewReader
 
 #: Every journal topic of a root aggregate starts so; index and ledger entries do not.
 ROOT_TOPIC_PREFIX = RootCreated.TOPIC.rsplit(".", 1)[0] + "."
@@ -116,7 +117,7 @@ class ForestChanges:
     Safe to call from several threads.
     """
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine | ViewReader) -> None:
         self.engine = engine
         self._names: dict[str, RootRef] = {}
         self._lock = threading.Lock()

@@ -27,6 +27,7 @@ from lineage_es.serve.stream import POLL_INTERVAL, Broadcaster
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
+    from lineage_es.read.readonly import ViewReader
 
 #: Connections open at once; each page holds one for its event stream.
 MAX_CONNECTIONS = 256
@@ -96,7 +97,7 @@ class LineageServer:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: Engine | ViewReader,
         listener: socket.socket,
         *,
         check_host_header: bool,
@@ -166,7 +167,7 @@ class LineageServer:
 
 
 def make_server(
-    engine: Engine,
+    engine: Engine | ViewReader,
     bind: str = DEFAULT_BIND,
     port: int = DEFAULT_PORT,
     *,

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
-
-from eventsourcing.persistence import InterfaceError
 
 from lineage_es import user_files
 from lineage_es.errors import StoreError
@@ -127,7 +126,10 @@ def postgres_conninfo(settings: Mapping[str, str]) -> dict[str, Any]:
 
 def wrap_open_error(location: StoreLocation, exc: BaseException) -> StoreError:
     """A :class:`StoreError` that says which store failed to open and why."""
+    # eventsourcing's InterfaceError, if the library is loaded (a process that never loaded it
+    # has none to wrap: the view reader imports no eventsourcing).
+    persistence = sys.modules.get("eventsourcing.persistence")
     reason: Any = exc
-    if isinstance(exc, InterfaceError) and exc.args:
+    if persistence is not None and isinstance(exc, persistence.InterfaceError) and exc.args:
         reason = exc.args[0]
     return StoreError(f"cannot open store {location.display}: {reason}")

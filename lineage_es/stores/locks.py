@@ -11,32 +11,22 @@ pay for it.
 
 from __future__ import annotations
 
-import math
-import os
-import re
 import sqlite3
-import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from eventsourcing.persistence import OperationalError, PersistenceError
 
-from lineage_es.errors import StoreError
-
-#: The environment variable that sets how long a command waits for another process's lock
-#: (seconds), where the caller sets no ``lock_timeout`` of its own.
-LOCK_TIMEOUT_ENV = "LINEAGE_LOCK_TIMEOUT"
+# Moved to :mod:`~lineage_es.stores.connections` (no eventsourcing there), named here still.
+from lineage_es.stores.connections import LOCK_TIMEOUT_ENV as LOCK_TIMEOUT_ENV  # noqa: PLC0414
+from lineage_es.stores.connections import application_name as application_name  # noqa: PLC0414
 
 #: SQLite's primary result codes for a lock another connection holds.
 SQLITE_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
 
 #: PostgreSQL's SQLSTATE for a statement cancelled by ``lock_timeout``.
 LOCK_NOT_AVAILABLE = "55P03"
-
-#: PostgreSQL keeps the first 63 bytes of ``application_name``.
-APPLICATION_NAME_BYTES = 63
 
 #: How many of a lock's holders an error names.
 HOLDERS_NAMED = 3
@@ -99,21 +89,6 @@ class SQLiteLockTimedOut(LockTimedOut, OperationalError):
     retry decorator runs there)."""
 
 
-def env_lock_timeout() -> float | None:
-    """The lock timeout :data:`LOCK_TIMEOUT_ENV` sets (seconds), ``None`` when unset; a
-    value that is no number of seconds >= 0 is refused, naming the variable."""
-    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
-    if not raw:
-        return None
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds) or seconds < 0:
-        raise StoreError(f"{LOCK_TIMEOUT_ENV}={raw!r}: expected a number of seconds >= 0")
-    return seconds
-
-
 def is_lock_wait_error(exc: BaseException) -> bool:
     """Whether ``exc``, or an error it was raised from, is a driver's "another connection
     holds the lock" (SQLite ``SQLITE_BUSY``/``SQLITE_LOCKED``, PostgreSQL ``lock_timeout``)."""
@@ -131,32 +106,6 @@ def is_lock_wait_error(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__
     return False
-
-
-def application_name(argv: Sequence[str] | None = None) -> str:
-    """What this process's PostgreSQL connections call themselves (``application_name``, in
-    ``pg_stat_activity``): ``lineage <command>`` for the ``lineage`` command, ``lineage hook
-    <host>`` for a hook, ``lineage_es (<program>)`` for a program embedding the engine; so a
-    process kept waiting for a lock can be told which one holds it."""
-    args = list(sys.argv if argv is None else argv)
-    program = Path(args[0]) if args else Path("python")
-    words: list[str] = []
-    for arg in args[1:3]:
-        if not re.fullmatch(r"[a-z][a-z0-9_-]*", arg):
-            break
-        words.append(arg)
-    if program.parent.name == "lineage_es" and program.name == "hook.py":
-        name = " ".join(["lineage hook", *words[:1]])
-    elif program.name == "lineage" or (
-        program.parent.name == "lineage_es" and program.name == "__main__.py"
-    ):
-        name = " ".join(["lineage", *words])
-    elif program.name.startswith("lineage"):
-        name = program.name
-    else:
-        name = f"lineage_es ({program.name})"
-    printable = "".join(char if " " <= char <= "~" else "?" for char in name)
-    return printable.encode()[:APPLICATION_NAME_BYTES].decode()
 
 
 def describe_holders(rows: Sequence[Sequence[Any]]) -> str | None:

@@ -19,23 +19,17 @@ from eventsourcing.sqlite import (
 )
 from eventsourcing.utils import Environment, EnvType
 
-from lineage_es.stores.locations import StoreKind, StoreLocation
+from lineage_es.stores.connections import application_name, whole_millis
+from lineage_es.stores.connections import lock_timeout_for as lock_timeout_for  # noqa: PLC0414
+from lineage_es.stores.locations import StoreLocation
 from lineage_es.stores.locks import (
     LOCK_NOT_AVAILABLE,
     TABLE_HOLDERS_QUERY,
     LockTimedOut,
     SQLiteLockTimedOut,
-    application_name,
-    env_lock_timeout,
     is_lock_wait_error,
     postgres_holders,
 )
-
-#: How long a writer waits for another process's write lock before failing (seconds).
-SQLITE_LOCK_TIMEOUT = 30
-
-#: The same for PostgreSQL (seconds).
-POSTGRES_LOCK_TIMEOUT = 10
 
 #: The settings that carry the lock timeout to the millisecond: eventsourcing reads whole
 #: seconds (and takes 0 as "its default" on SQLite, "wait forever" on PostgreSQL).
@@ -118,18 +112,6 @@ class DurableSQLiteFactory(SQLiteFactory):
         self.datastore = datastore
 
 
-def lock_timeout_for(kind: StoreKind, lock_timeout: float | None = None) -> float:
-    """How long (seconds) a statement on a store of ``kind`` waits for another connection's
-    lock: ``lock_timeout`` when the caller chose one, else ``$LINEAGE_LOCK_TIMEOUT`` when
-    set, else :data:`SQLITE_LOCK_TIMEOUT` or :data:`POSTGRES_LOCK_TIMEOUT`."""
-    if lock_timeout is not None:
-        return lock_timeout
-    from_env = env_lock_timeout()
-    if from_env is not None:
-        return from_env
-    return POSTGRES_LOCK_TIMEOUT if kind == "postgresql" else SQLITE_LOCK_TIMEOUT
-
-
 def application_env(
     location: StoreLocation, *, lock_timeout: float | None = None, create_tables: bool = True
 ) -> dict[str, str]:
@@ -150,7 +132,7 @@ def application_env(
         env["SQLITE_DBNAME"] = str(location.path)
         # eventsourcing takes whole seconds (for its first statement); the pool sets the rest.
         env["SQLITE_LOCK_TIMEOUT"] = str(max(1, math.ceil(seconds)))
-        env[SQLITE_LOCK_TIMEOUT_MS] = str(_whole_millis(seconds, least=0))
+        env[SQLITE_LOCK_TIMEOUT_MS] = str(whole_millis(seconds, least=0))
     else:
         pg = location.postgres
         seconds = lock_timeout_for("postgresql", lock_timeout)
@@ -162,7 +144,7 @@ def application_env(
         env["POSTGRES_PASSWORD"] = pg.get("password", "")
         env["POSTGRES_CONNECT_TIMEOUT"] = "5"
         env["POSTGRES_LOCK_TIMEOUT"] = str(max(1, math.ceil(seconds)))
-        env[POSTGRES_LOCK_TIMEOUT_MS] = str(_whole_millis(seconds, least=1))
+        env[POSTGRES_LOCK_TIMEOUT_MS] = str(whole_millis(seconds, least=1))
         if "schema" in pg:
             env["POSTGRES_SCHEMA"] = pg["schema"]
         if not create_tables:
@@ -171,19 +153,6 @@ def application_env(
         # the user did not.
         env.update({k: v for k, v in POSTGRES_POOL.items() if k not in os.environ})
     return env
-
-
-def postgres_lock_timeout_ms(lock_timeout: float | None = None) -> int:
-    """PostgreSQL's ``lock_timeout`` (ms) for a store opened with ``lock_timeout`` (seconds,
-    default :func:`lock_timeout_for`): at least 1, PostgreSQL's 0 being "forever"."""
-    return _whole_millis(lock_timeout_for("postgresql", lock_timeout), least=1)
-
-
-def _whole_millis(seconds: float, *, least: int) -> int:
-    """``seconds`` in whole milliseconds, at least ``least``; a wait asked for is never
-    rounded down to no wait."""
-    millis = round(seconds * 1000)
-    return max(least, 1 if seconds > 0 else 0, millis)
 
 
 @functools.cache

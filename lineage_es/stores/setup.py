@@ -3,20 +3,19 @@ advisory lock, taken only when a table is missing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lineage_es.errors import StoreError, StoreLocked
-from lineage_es.stores.locations import StoreLocation, postgres_conninfo
+from lineage_es.stores.connections import SQLITE_LOCK_TIMEOUT, env_lock_timeout
+from lineage_es.stores.connections import bounded_conninfo as bounded_conninfo  # noqa: PLC0414
+from lineage_es.stores.locations import StoreLocation
 from lineage_es.stores.locks import (
     ADVISORY_HOLDERS_QUERY,
-    application_name,
-    env_lock_timeout,
     postgres_holders,
 )
-from lineage_es.stores.settings import SQLITE_LOCK_TIMEOUT, postgres_lock_timeout_ms
 
 if TYPE_CHECKING:
     import psycopg
@@ -88,19 +87,6 @@ def _all_exist_in(connection: psycopg.Connection[Any], needs: StoreNeeds) -> boo
         ALL_EXIST_QUERY, (list(needs.relations), list(needs.types))
     ).fetchone()
     return found is not None and found[0] is True
-
-
-def bounded_conninfo(settings: Mapping[str, str], lock_timeout: float | None) -> dict[str, Any]:
-    """psycopg's connection arguments for a PostgreSQL store's own connection (the view's):
-    :func:`~lineage_es.stores.postgres_conninfo`, its every statement waiting for another
-    session's lock at most ``lock_timeout`` seconds (default
-    :func:`~lineage_es.stores.settings.lock_timeout_for`), as the journal's do, and naming
-    this process (:func:`~lineage_es.stores.locks.application_name`)."""
-    conninfo = postgres_conninfo(settings)
-    bound = f"-c lock_timeout={postgres_lock_timeout_ms(lock_timeout)}"
-    conninfo["options"] = " ".join(filter(None, (conninfo.get("options"), bound)))
-    conninfo["application_name"] = application_name()
-    return conninfo
 
 
 @contextmanager

@@ -64,6 +64,12 @@ def test_each_query_command_takes_a_unique_prefix(
     assert answer == value
 
 
+def test_tree_of_one_root_takes_a_unique_prefix(store: str) -> None:
+    code, out = run("tree", "5f1c2e", "--all", "--format", "json", "--store", store)
+    assert code == 0, out
+    assert [root["conversation"] for root in orjson.loads(out)["roots"]] == [ROOT]
+
+
 def test_rename_takes_a_unique_prefix(store: str) -> None:
     assert run("rename", "a100", "runner", "--store", store)[0] == 0
     assert orjson.loads(run("show", CHILD, "--store", store)[1])["name"] == "runner"

@@ -1,0 +1,135 @@
+"""Benchmark a new process's first answer: ``lineage show`` and ``lineage tree`` against a
+bare ``python -c pass``, each run paired with one of the floor (the medians' ratio).
+
+Builds (or reuses, with ``--keep PATH``) a SQLite journal of ``--roots`` roots of
+``--subagents`` subagents each (tools/generate.py), its view current. Then, ``--runs`` times,
+in turn: ``python -c pass``; ``lineage show`` of a subagent and ``lineage tree`` as a user runs
+them (``python -m lineage_es``), answered from the view without the event library
+(:mod:`lineage_es.read.readonly`); the same two through the full engine (the view reader
+turned off in the process), what every reader paid before; and the import of the event
+library alone (``import eventsourcing.application``), for scale, and of the package, click and
+the command group, where the rest of the time goes; and ``lineage serve``
+started until its first ``GET /tree`` is answered. Prints each median in ms
+and its ratio to the floor's median; the goal is ``show`` and ``tree`` within 2.5x.
+
+Usage: python tools/bench_first_query.py [--roots 200] [--subagents 10] [--runs 21]
+       [--keep PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+#: What every reader did before: the view reader answers ``None``, the engine opens.
+FULL_PATH = (
+    "import sys, lineage_es.read.readonly as r; r.open_view_reader = lambda *a, **k: None; "
+    "from lineage_es.launch import main; sys.argv = ['lineage', *sys.argv[1:]]; main()"
+)
+
+
+def build_store(path: Path, roots: int, subagents: int) -> str:
+    """The benchmark journal at ``path`` (built once; a kept one is reused), view current."""
+    from lineage_es.engine.engine import open_engine
+    from tools.generate import ensure_journal
+
+    url = f"sqlite:///{path}"
+    with open_engine(url) as engine:
+        ensure_journal(engine, roots=roots, subagents=subagents, turns=2, big_root=0)
+        print(f"journal: {engine.position()} events at {path}", file=sys.stderr)
+    return url
+
+
+def a_subagent(url: str) -> str:
+    """A subagent's conversation id in the journal (``show`` asks for it)."""
+    from lineage_es.engine.engine import open_engine
+
+    with open_engine(url) as engine:
+        members = engine.family("root0")
+    return next(m.conversation for m in members if m.depth > 0)
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds ``argv`` takes to run to its end (its output discarded; it must succeed)."""
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def serve_first_tree(py: str, env: dict[str, str]) -> float:
+    """Seconds from starting ``lineage serve --port 0`` to its first ``GET /tree`` answered
+    (the server then stopped)."""
+    import urllib.request
+
+    start = time.perf_counter()
+    server = subprocess.Popen(
+        [py, "-m", "lineage_es", "serve", "--port", "0", "--quiet"],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()  # "serving http://127.0.0.1:PORT/ (read-only; ...)"
+        url = line.split()[1].rstrip("/")
+        with urllib.request.urlopen(f"{url}/tree?all=1") as answer:
+            answer.read()
+        return time.perf_counter() - start
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--roots", type=int, default=200)
+    parser.add_argument("--subagents", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--keep", type=Path, default=None, help="reuse/keep the journal here")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = args.keep or Path(scratch) / "journal.sqlite"
+        url = build_store(path, args.roots, args.subagents)
+        child = a_subagent(url)
+        env = {**os.environ, "LINEAGE_STORE": url, "NO_COLOR": "1"}
+        env.pop("PYTHONPATH", None)
+        py = sys.executable
+        commands = {
+            "python -c pass (floor)": [py, "-c", "pass"],
+            "lineage show (view)": [py, "-m", "lineage_es", "show", child],
+            "lineage tree (view)": [py, "-m", "lineage_es", "tree", "--all"],
+            "lineage show (engine)": [py, "-c", FULL_PATH, "show", child],
+            "lineage tree (engine)": [py, "-c", FULL_PATH, "tree", "--all"],
+            "import eventsourcing.application": [py, "-c", "import eventsourcing.application"],
+            # where the view path's own time goes: the package (model, facts), click, and
+            # the command group (every command module)
+            "import lineage_es": [py, "-c", "import lineage_es"],
+            "import click": [py, "-c", "import click"],
+            "import lineage_es.cli.main": [py, "-c", "import lineage_es.cli.main"],
+        }
+        for argv in commands.values():  # warm the file cache and the bytecode
+            timed(argv, env)
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        times["lineage serve: first GET /tree"] = []
+        for _ in range(args.runs):
+            for name, argv in commands.items():
+                times[name].append(timed(argv, env))
+            times["lineage serve: first GET /tree"].append(serve_first_tree(py, env))
+    floor = statistics.median(times["python -c pass (floor)"])
+    print(f"{args.roots} roots x {args.subagents} subagents, {args.runs} paired runs (median)")
+    for name, seconds in times.items():
+        median = statistics.median(seconds)
+        print(f"  {name:36} {median * 1000:7.1f} ms  {median / floor:5.2f}x the floor")
+
+
+if __name__ == "__main__":
+    main()
