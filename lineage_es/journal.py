@@ -52,6 +52,7 @@ __all__ = [
     "export_journal",
     "import_journal",
     "read_export",
+    "rebuild_time_travel",
     "verify_journal",
 ]
 
@@ -281,3 +282,13 @@ def _compare_view(engine: Engine, report: VerifyReport) -> None:
                 f"view row {nid} differs from a rebuild: {live_rows.get(nid)} != "
                 f"{fresh_rows.get(nid)}"
             )
+
+
+def rebuild_time_travel(engine: Engine) -> tuple[int, int]:
+    """Drop the journal's time-travel checkpoints and make them again from the whole journal
+    (:mod:`lineage_es.read.checkpoints`; ``lineage journal rebuild``): how many there are now
+    and the bytes their rows take."""
+    from lineage_es.read.checkpoints import checkpoint_store, rebuild_checkpoints
+
+    count = rebuild_checkpoints(engine.app.recorder, engine.view)
+    return count, checkpoint_store(engine.app.recorder, engine.view).size()

@@ -235,7 +235,8 @@ def journal_verify(store: str | None) -> None:
 @store_option
 @reports_errors
 def journal_rebuild(store: str | None) -> None:
-    """Throw the tree view away and rebuild it from the journal, with a progress bar.
+    """Throw the tree view away and rebuild it from the journal, with a progress bar, then
+    the checkpoints time travel starts from (one every 2,000 positions).
 
     The new view is built apart and swapped in at once: other processes answer from the old
     one until then. A SQLite file that does not exist is refused, not created: a view is
@@ -245,8 +246,12 @@ def journal_rebuild(store: str | None) -> None:
     Example:
       lineage journal rebuild --store sqlite:///journal.sqlite
     """
+    from lineage_es.journal import rebuild_time_travel
+
     with open_store(store, create=False) as engine:
         total = engine.position()
         with click.progressbar(length=total, label="rebuilding", file=sys.stderr) as bar:
             count = engine.rebuild(progress=bar.update)
+        checkpoints, size = rebuild_time_travel(engine)
     click.echo(f"rebuilt the view from {count} events", err=True)
+    click.echo(f"made {checkpoints} time-travel checkpoints ({size / 1e6:.1f} MB)", err=True)

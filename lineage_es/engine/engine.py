@@ -390,15 +390,14 @@ class Engine:
         ):
             raise InvalidArgument(f"position must be an int, 0 or more, not {position!r}")
         require_moment(time, "time")
-        view = MemoryView()
+        from lineage_es.read.time_travel import past_view  # as in :meth:`_reader`
+
         with self._guarded(locked=False):  # its own view: the engine's may move meanwhile
-            projector = Projector(self.app.recorder, view)
-            if time is None:
-                projector.catch_up(stop=position)
-            else:
-                cutoff = iso(as_utc(time))
-                events = [e for e in self.journal(stop=position) if e.timestamp <= cutoff]
-                projector.apply_events(events, position=events[-1].position if events else 0)
+            cutoff = None if time is None else iso(as_utc(time))
+            end = self._journaler.cache.position()
+            view = past_view(
+                self.app.recorder, self.view, position=position, cutoff=cutoff, end=end
+            )
         from lineage_es.read.answers import TreeReader  # as in :meth:`_reader`
 
         return TreeReader(Queries(view))

@@ -18,7 +18,7 @@ import orjson
 
 from lineage_es.errors import StoreError
 from lineage_es.read.view import NodeRow
-from lineage_es.stores import SQLITE_LOCK_TIMEOUT, bounded_conninfo
+from lineage_es.stores.connections import SQLITE_LOCK_TIMEOUT, bounded_conninfo
 
 COLUMNS = (
     "nid",
@@ -52,7 +52,7 @@ _UPSERT = (
 
 
 #: The view's tables, all created in one transaction (:func:`_schema`).
-VIEW_TABLES = ("lineage_nodes", "lineage_view", "lineage_root_versions")
+VIEW_TABLES = ("lineage_nodes", "lineage_view", "lineage_root_versions", "lineage_checkpoints")
 
 
 def _schema(id_type: str) -> list[str]:
@@ -76,6 +76,11 @@ def _schema(id_type: str) -> list[str]:
         "ON CONFLICT DO NOTHING",
         "CREATE TABLE IF NOT EXISTS lineage_root_versions (root_id TEXT PRIMARY KEY, "
         f"position {id_type} NOT NULL)",
+        # Time travel's checkpoints of the view (lineage_es.read.checkpoints)
+        f"CREATE TABLE IF NOT EXISTS lineage_checkpoints (position {id_type} PRIMARY KEY, "
+        "full_rows INTEGER NOT NULL, stretch_min TEXT NOT NULL, prefix_max TEXT NOT NULL, "
+        "held_free INTEGER NOT NULL, checked TEXT NOT NULL, "
+        f"rows {'BLOB' if id_type == 'INTEGER' else 'BYTEA'} NOT NULL)",
     ]
 
 
@@ -178,6 +183,11 @@ class SqlView(ABC):
 
     def position(self) -> int:
         return int(self._query("SELECT position FROM lineage_view WHERE id = 1")[0][0])
+
+    def select(self, sql: str) -> list[Sequence[Any]]:
+        """The rows of a caller's read-only statement, on the view's connection (a reader
+        compares the view's position with the journal's: :mod:`lineage_es.read.readonly`)."""
+        return self._query(sql)
 
     def roots_version(self) -> int:
         return int(self._query("SELECT roots_version FROM lineage_view WHERE id = 1")[0][0])
@@ -298,7 +308,7 @@ class SQLiteView(SqlView):
             self._db.execute("PRAGMA synchronous=NORMAL")
             # Existing tables are left alone: the DDL would take the write lock on every open.
             exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
-            if not self._query(exists, ("lineage_root_versions",)) or self._outdated():
+            if not self._query(exists, ("lineage_checkpoints",)) or self._outdated():
                 with self._write_transaction() as cursor:
                     if self._outdated():  # checked again under the write lock
                         for statement in _DROP:
