@@ -13,6 +13,7 @@ assertion at every spawn and every stop:
   live children; a session end: the root's tree, empty.
 
 Usage: python tools/gen_capture.py OUT_DIR [--rows 100000] [--roots 1000] [--subagents 10000]
+                                   [--calls-per-subagent N]
 writes OUT_DIR/capture.jsonl and OUT_DIR/capture.expected.yaml.
 """
 
@@ -729,12 +730,25 @@ def split(total: int, parts: int, rnd: random.Random) -> list[int]:
 
 
 def generate(
-    *, rows: int, roots: int, subagents: int, seed: int = 7, concurrency: int = 24
+    *,
+    rows: int,
+    roots: int,
+    subagents: int,
+    seed: int = 7,
+    concurrency: int = 24,
+    calls_per_subagent: int | None = None,
 ) -> Capture:
     """Plan every root, pad the scripts with ordinary tool activity up to ``rows``, and
-    interleave the roots as concurrent sessions."""
+    interleave the roots as concurrent sessions.
+
+    With ``calls_per_subagent`` the capture is tool-call heavy instead: every root has the same
+    number of subagents, ``rows`` is ignored, and each root's script is padded with that many
+    tool calls per subagent, made by a live subagent wherever one is live (else the root)."""
     rnd = random.Random(seed)
-    sizes = split(subagents, roots, rnd)
+    if calls_per_subagent is not None:
+        sizes = [subagents // roots + (1 if i < subagents % roots else 0) for i in range(roots)]
+    else:
+        sizes = split(subagents, roots, rnd)
     planned: list[tuple[Root, list[Event], list[list[Node]]]] = []
     for index, size in enumerate(sizes):
         host = HOSTS[index % len(HOSTS)]
@@ -742,9 +756,12 @@ def generate(
         events, actors = root.script()
         planned.append((root, events, actors))
     structural = sum(len(events) for _, events, _ in planned)
-    if structural > rows:
+    if calls_per_subagent is not None:
+        padding = [calls_per_subagent * size for size in sizes]
+    elif structural > rows:
         raise SystemExit(f"{structural} structural rows already exceed --rows {rows}")
-    padding = split(rows - structural, roots, rnd)
+    else:
+        padding = split(rows - structural, roots, rnd)
     scripts: list[tuple[Root, list[Event]]] = []
     for (root, events, actors), extra in zip(planned, padding, strict=True):
         # Activity goes after any structural row but the last (the session's end).
@@ -754,7 +771,10 @@ def generate(
         for index, event in enumerate(events):
             padded.append(event)
             while cursor < len(slots) and slots[cursor] == index:
-                padded.append(Event(root.act(rnd.choice(actors[index]))))
+                who = actors[index]
+                if calls_per_subagent is not None and len(who) > 1:
+                    who = [actor for actor in who if actor is not root.root]
+                padded.append(Event(root.act(rnd.choice(who))))
                 cursor += 1
         scripts.append((root, padded))
     return interleave(scripts, rnd, concurrency, roots, subagents)
@@ -852,6 +872,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--subagents", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--concurrency", type=int, default=24, help="sessions at once")
+    parser.add_argument(
+        "--calls-per-subagent",
+        type=int,
+        default=None,
+        help="tool-call-heavy shape: this many tool calls per subagent, --subagents spread "
+        "evenly over the roots (--rows is then ignored)",
+    )
     args = parser.parse_args(argv)
     capture = generate(
         rows=args.rows,
@@ -859,6 +886,7 @@ def main(argv: list[str] | None = None) -> None:
         subagents=args.subagents,
         seed=args.seed,
         concurrency=args.concurrency,
+        calls_per_subagent=args.calls_per_subagent,
     )
     transcript, expected = write(capture, args.out)
     hosts = ", ".join(f"{h} {n}" for h, n in capture.hosts.items())

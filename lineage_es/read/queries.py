@@ -363,15 +363,20 @@ class Queries:
     def agents(self, as_: str, host: str | None = None) -> tuple[Member, ...]:
         """Every known node of the caller's host, each with its relation to the caller."""
         me = self.require(as_, host)
+        found = self.find(me.key, me.host)
+        # A node is related to the caller only when the node listed under its key is of the
+        # caller's root: a key no row of that root lists is unrelated without looking it up.
+        kin = {row.key for row in self.snapshot(found.root_id).rows} if found else set()
         members: list[Member] = []
         for root in sorted(self.view.roots(me.host, live_only=False), key=_oldest_first):
             snapshot = self.snapshot(root.root_id)
             for row in snapshot.rows:
                 if row.status == "deleted":
                     continue
-                members.append(
-                    self._member_of(row, relation=self.relation(row.key, me.key, me.host))
+                relation: Relation = (
+                    self.relation(row.key, me.key, me.host) if row.key in kin else "unrelated"
                 )
+                members.append(self._member_of(row, relation=relation))
         return tuple(members)
 
     def _member_of(self, row: NodeRow, relation: Relation | None = None) -> Member:

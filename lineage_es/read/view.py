@@ -134,6 +134,9 @@ class MemoryView:
         #: scan, kept apart so neither walks every node.
         self._root_nodes: dict[int, NodeRow] = {}
         self._unbound: dict[int, NodeRow] = {}
+        #: The live roots, kept as rows change: every tree answer lists them (a replay asks
+        #: for one at each asserted row), and most roots of a long journal have ended.
+        self._live_roots: dict[int, NodeRow] = {}
 
     def replace(self, rows: Sequence[NodeRow], position: int, *, force: bool = False) -> bool:
         if self._position > position and not force:
@@ -159,11 +162,12 @@ class MemoryView:
         return list(self._by_key.get(conversation, {}).values())
 
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
+        if live_only:
+            return [row for row in self._live_roots.values() if host is None or row.host == host]
         return [
             row
             for row in self._root_nodes.values()
-            if (host is None or row.host == host)
-            and (row.status == "live" if live_only else row.status != "deleted")
+            if (host is None or row.host == host) and row.status != "deleted"
         ]
 
     def all_rows(self) -> list[NodeRow]:
@@ -188,6 +192,7 @@ class MemoryView:
             self._by_root.setdefault(row.root_id, {})[row.nid] = stored
             self._by_key.setdefault(stored.key, {})[row.nid] = stored
             _index_if(self._root_nodes, stored, stored.is_root)
+            _index_if(self._live_roots, stored, stored.is_root and stored.status == "live")
             _index_if(self._unbound, stored, stored.conversation is None)
             self._root_versions[row.root_id] = position
             if stored.depth == 0 or (old is not None and old.depth == 0):

@@ -252,9 +252,14 @@ def _replay_into_engine(
     _refuse_contradicted_host(path, form, host, spec)
     view_host = host or FORM_HOST.get(form)
     probes: dict[int, set[str]] = {}
+    # The requester's relations are listed (every agent of its host, each related to it)
+    # only at the rows a step compares them: they cost more than the rest of a row.
+    related: set[int] = set()
     for step in spec.steps if spec is not None else ():
         for row in step.rows if step.views or "relations" in step.checks else ():
             probes.setdefault(row, set()).update(step.views)
+            if "relations" in step.checks:
+                related.add(row)
     pending = sorted(probes)
     # Checking an expected file needs only the answers of the rows it asserts (``--update``
     # needs every row's, to find where the requester changed).
@@ -276,7 +281,7 @@ def _replay_into_engine(
             moment = item.row + 1 if merged else item.row
             while pending and pending[0] < moment:
                 row = pending.pop(0)
-                _probe(engine, observed, row, probes[row], view_host)
+                _probe(engine, observed, row, probes[row], view_host, row in related)
             if item.row > observed.last_row:
                 observed.ingested += 1
             if merged or (asserted is not None and item.row not in asserted):
@@ -301,7 +306,7 @@ def _replay_into_engine(
             observed.last_row = max(observed.last_row, item.row)
         for row in pending:
             if row <= observed.last_row:
-                _probe(engine, observed, row, probes[row], view_host)
+                _probe(engine, observed, row, probes[row], view_host, row in related)
         if spec is not None and spec.final_views is not None:
             observed.final_views = _trees_of(engine, set(spec.final_views), view_host)
     finally:
@@ -402,12 +407,19 @@ def _ingest_row(
 
 
 def _probe(
-    engine: Engine, observed: _Observed, row: int, views: set[str], host: str | None
+    engine: Engine,
+    observed: _Observed,
+    row: int,
+    views: set[str],
+    host: str | None,
+    relations: bool,
 ) -> None:
-    """Keep, as of just after ``row``, the views asked for and its requester's relations."""
+    """Keep, as of just after ``row``, the views asked for and, when ``relations`` are
+    compared there, its requester's relations."""
     observed.views[row] = _trees_of(engine, views, host)
-    answer = observed.answers.get(row)
-    observed.relations[row] = family_relations(engine, answer.lineage if answer else None)
+    if relations:
+        answer = observed.answers.get(row)
+        observed.relations[row] = family_relations(engine, answer.lineage if answer else None)
 
 
 def _trees_of(
