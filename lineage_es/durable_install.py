@@ -22,7 +22,7 @@ from pathlib import Path
 #: How to install so that the hooks last (said after every warning).
 HOW_TO_LAST = (
     "to install durably: `pipx install lineage-es` or `uv tool install lineage-es` (from a "
-    "clone: `pipx install .`), then run that install's `lineage install-hooks` again"
+    "clone: `pipx install .`), then run that install's `lineage {command}` again"
 )
 
 #: Folders whose names say an interpreter's packages live in an install, not a source tree.
@@ -45,22 +45,37 @@ def temporary_folders() -> tuple[Path, ...]:
     return (Path(tempfile.gettempdir()), Path("/tmp"), Path("/var/tmp"))
 
 
-def install_warnings() -> list[str]:
-    """The warnings for the install running now (see :func:`pinned_path_warnings`)."""
+def install_warnings(entries: str = "the hooks", command: str = "install-hooks") -> list[str]:
+    """The warnings for the install running now (see :func:`pinned_path_warnings`):
+    ``entries`` names what the install writes, ``command`` the command that writes it."""
     python, package = running_install()
     return pinned_path_warnings(
-        python, package, cwd=Path.cwd(), home=Path.home(), temporary=temporary_folders()
+        python,
+        package,
+        cwd=Path.cwd(),
+        home=Path.home(),
+        temporary=temporary_folders(),
+        entries=entries,
+        command=command,
     )
 
 
 def pinned_path_warnings(
-    python: Path, package: Path, *, cwd: Path, home: Path, temporary: Iterable[Path]
+    python: Path,
+    package: Path,
+    *,
+    cwd: Path,
+    home: Path,
+    temporary: Iterable[Path],
+    entries: str = "the hooks",
+    command: str = "install-hooks",
 ) -> list[str]:
     """One plain line for each pinned path that will not last: ``python`` (the interpreter a
     hook command names) in a temporary folder or a project-local venv; ``package`` (the
     folder of ``lineage_es``) in a temporary folder or a source tree (an editable install).
     Empty for a tool install, or any venv of its own outside a project."""
     warnings: list[str] = []
+    how_to_last = HOW_TO_LAST.format(command=command)
     python_at = _real_folder(python.parent) / python.name
     package_at = _real_folder(package)
     temporaries = [_real_folder(folder) for folder in temporary]
@@ -68,25 +83,25 @@ def pinned_path_warnings(
     tmp = _first_containing(python_at, temporaries)
     if tmp is not None:
         warnings.append(
-            f"warning: the hooks run {python}, inside the temporary folder {tmp}: they break "
-            f"when it is cleared; {HOW_TO_LAST}"
+            f"warning: {entries} run {python}, inside the temporary folder {tmp}: they break "
+            f"when it is cleared; {how_to_last}"
         )
     elif (venv / "pyvenv.cfg").is_file() and _project_local(venv, cwd=cwd, home=home):
         warnings.append(
-            f"warning: the hooks run {python}, of the project-local venv {venv}: they break "
-            f"when that folder goes; {HOW_TO_LAST}"
+            f"warning: {entries} run {python}, of the project-local venv {venv}: they break "
+            f"when that folder goes; {how_to_last}"
         )
     tmp = _first_containing(package_at, temporaries)
     if tmp is not None and not _inside(python_at, tmp):
         warnings.append(
             f"warning: lineage_es is imported from {package}, inside the temporary folder "
-            f"{tmp}: the hooks break when it is cleared; {HOW_TO_LAST}"
+            f"{tmp}: {entries} break when it is cleared; {how_to_last}"
         )
     elif tmp is None and not _INSTALLED_PACKAGES & set(package_at.parts):
         warnings.append(
             f"warning: lineage_es is imported from the source tree {package.parent} (an "
-            f"editable install): the hook script lives in that clone and the hooks break when "
-            f"it goes; {HOW_TO_LAST}"
+            f"editable install): {entries} load it from that clone and break when "
+            f"it goes; {how_to_last}"
         )
     return warnings
 

@@ -31,7 +31,6 @@ import json
 import os
 import shutil
 import sys
-import sysconfig
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -177,20 +176,6 @@ def server_store(store: str) -> str:
         return hook_store(store)
     except HookConfigError as exc:
         raise McpConfigError(str(exc)) from None
-
-
-def source_checkout_note() -> str | None:
-    """A note when lineage_es runs from a source folder rather than an installed package:
-    the entry names this Python, which imports lineage_es from that folder, so the entry
-    stops working when the folder goes."""
-    package = Path(__file__).resolve().parent
-    installed = {Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib")}
-    if any(package.is_relative_to(folder) for folder in installed):
-        return None
-    return (
-        f"lineage_es runs from {package.parent}, a source folder: the server entry stops "
-        "working if that folder goes (install the package, not editable, for one that lasts)"
-    )
 
 
 def server_entry(host: str, command: list[str]) -> dict[str, Any]:

@@ -92,7 +92,8 @@ def install_mcp(
       lineage install-mcp cursor --scope project  this project only
       lineage uninstall-mcp claude                take exactly that entry out again
     """
-    from lineage_es.mcp_config import apply, plan_install, server_command, source_checkout_note
+    from lineage_es.durable_install import install_warnings
+    from lineage_es.mcp_config import apply, plan_install, server_command
 
     command = server_command(store=store)
     plans = [plan_install(host, scope, command=command) for host in hosts]  # all parse first
@@ -103,9 +104,9 @@ def install_mcp(
     for host in hosts:
         if not (with_hooks and dry_run):
             _warn_missing_hooks(host, scope)
-    note = source_checkout_note()
-    if note is not None and not dry_run and any(plan.changed for plan in plans):
-        click.echo(f"note: {note}", err=True)
+    # the entry names this Python: will it last?
+    for warning in install_warnings("the MCP server entries", "install-mcp"):
+        click.echo(warning, err=True)
     if store is None and os.environ.get("LINEAGE_STORE") and not dry_run:
         click.echo(
             "note: $LINEAGE_STORE is set here but not written into the server's command: it "

@@ -1,5 +1,6 @@
-"""`install-hooks` warns when the interpreter or package its hooks name will not last: a
-temporary folder, a project-local venv, a source tree (fake layouts; nothing is installed)."""
+"""`install-hooks` and `install-mcp` warn when the interpreter or package their entries name
+will not last: a temporary folder, a project-local venv, a source tree (fake layouts; nothing
+is installed)."""
 
 from __future__ import annotations
 
@@ -129,3 +130,19 @@ def test_install_hooks_says_nothing_for_a_durable_install(
     monkeypatch.setattr(durable_install, "temporary_folders", lambda: (places["tmp"],))
     result = CliRunner().invoke(main, ["install-hooks", "cursor", "--dry-run"])
     assert result.exit_code == 0 and "warning:" not in result.stderr
+
+
+def test_install_mcp_warns_as_install_hooks_does(
+    places: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    python, package = venv(places["tmp"] / "x" / ".venv")
+    monkeypatch.setenv("HOME", str(places["home"]))
+    monkeypatch.chdir(places["cwd"])
+    monkeypatch.setattr(durable_install, "running_install", lambda: (python, package))
+    monkeypatch.setattr(durable_install, "temporary_folders", lambda: (places["tmp"],))
+    result = CliRunner().invoke(main, ["install-mcp", "codex", "--dry-run"])  # needs no hook
+    assert result.exit_code == 0
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1
+    assert "the MCP server entries run" in warned[0] and "temporary folder" in warned[0]
+    assert "`lineage install-mcp` again" in warned[0]
