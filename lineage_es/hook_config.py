@@ -38,7 +38,7 @@ from lineage_es.hook_command import command_line
 from lineage_es.hook_manifest import InstallManifest
 from lineage_es.hosts import adapter
 from lineage_es.hosts.base import HookFile
-from lineage_es.private_files import PRIVATE_FILE, make_private_folder
+from lineage_es.private_files import replace_text
 from lineage_es.stores import parse_store_url
 
 Scope = Literal["user", "project"]
@@ -434,23 +434,10 @@ def _write_atomically(path: Path, text: str | None) -> Path | None:
     backup: Path | None = None
     path = Path(os.path.realpath(path))  # a linked config (dotfiles) is written where it lives
     try:
-        make_private_folder(path.parent)
-        mode = PRIVATE_FILE
         if path.exists():
             backup = path.with_name(path.name + BACKUP_SUFFIX)
             shutil.copy2(path, backup)
-            mode = path.stat().st_mode & 0o777
-        if text is None:
-            path.unlink()
-            return backup
-        scratch = path.with_name(f".{path.name}.lineage-es.tmp")
-        fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(scratch, mode)
-        os.replace(scratch, path)
+        replace_text(path, text)
     except OSError as exc:
         raise HookConfigError(f"cannot write {path}: {exc.strerror}") from None
     return backup

@@ -46,7 +46,7 @@ from lineage_es.config_documents import (
 from lineage_es.errors import LineageError
 from lineage_es.facts import HOSTS
 from lineage_es.hook_config import BACKUP_SUFFIX, HookConfigError, Scope, hook_store
-from lineage_es.private_files import PRIVATE_FILE, make_private_folder, open_private
+from lineage_es.private_files import open_private, replace_text
 
 #: The name the server is configured under (its tools reach Claude as ``mcp__lineage__*``).
 SERVER_NAME: Final = "lineage"
@@ -370,25 +370,11 @@ def _read_backup(path: Path, digest: str | None) -> str | None:
 
 
 def _write_atomically(path: Path, text: str | None) -> None:
-    """Write ``text`` to ``path`` through a scratch file renamed over it (``None``: remove
-    the file), keeping its permissions; a linked config is written where it lives."""
-    real = Path(os.path.realpath(path))
+    """:func:`~lineage_es.private_files.replace_text`, failing as :class:`McpConfigError`."""
     try:
-        if text is None:
-            real.unlink(missing_ok=True)
-            return
-        make_private_folder(real.parent)
-        mode = real.stat().st_mode & 0o777 if real.exists() else PRIVATE_FILE
-        scratch = real.with_name(f".{real.name}.lineage-es.tmp")
-        fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(scratch, mode)
-        os.replace(scratch, real)
+        replace_text(path, text)
     except OSError as exc:
-        raise McpConfigError(f"cannot write {real}: {exc.strerror}") from None
+        raise McpConfigError(f"cannot write {os.path.realpath(path)}: {exc.strerror}") from None
 
 
 @dataclass

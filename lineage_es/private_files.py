@@ -25,6 +25,7 @@ __all__ = [
     "append_private",
     "make_private_folder",
     "open_private",
+    "replace_text",
 ]
 
 
@@ -57,3 +58,24 @@ def append_private(path: Path, data: bytes) -> None:
             view = view[written:]
     finally:
         os.close(fd)
+
+
+def replace_text(path: Path, text: str | None) -> None:
+    """Make ``path`` hold ``text``, all or nothing: written to a scratch file beside it,
+    synced, then renamed over it (``None``: remove it). A linked file (dotfiles) is written
+    where it lives; an existing file keeps its mode, a new one is 0600 in a folder made 0700.
+    ``OSError`` when it cannot: the caller names the file in its own error."""
+    real = Path(os.path.realpath(path))
+    if text is None:
+        real.unlink(missing_ok=True)
+        return
+    make_private_folder(real.parent)
+    mode = real.stat().st_mode & 0o777 if real.exists() else PRIVATE_FILE
+    scratch = real.with_name(f".{real.name}.lineage-es.tmp")
+    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
+    os.chmod(scratch, mode)
+    os.replace(scratch, real)

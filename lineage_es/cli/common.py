@@ -201,3 +201,19 @@ def use_color() -> bool:
 def plural(count: int, word: str) -> str:
     """``1 node``, ``2 nodes``: a count and its noun, for a summary line."""
     return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def scope_option(config: str) -> Callable[[FC], FC]:
+    """``--scope user|project``: whose ``config`` (a host's hook or MCP config) to change."""
+    return click.option(
+        "--scope",
+        type=click.Choice(["user", "project"]),
+        default="user",
+        show_default=True,
+        help=f"user: your own {config} in your home; project: the one in this folder.",
+    )
+
+
+def dry_run_option(shows: str) -> Callable[[FC], FC]:
+    """``--dry-run``: print what would change (``shows``), and change nothing."""
+    return click.option("--dry-run", is_flag=True, help=f"Print {shows}; write nothing.")

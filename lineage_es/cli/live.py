@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 import click
 
 from lineage_es.cli.common import (
-    FC,
     HOST_CHOICE,
     HOSTS_IN_WORDS,
+    dry_run_option,
     open_reader,
     reports_errors,
+    scope_option,
     store_option,
 )
 from lineage_es.facts import HOSTS
@@ -84,28 +85,10 @@ def hook(args: tuple[str, ...]) -> None:
     hook_module.main(args)
 
 
-def scope_option(func: FC) -> FC:
-    """``--scope user|project``: whose hook config to change."""
-    return click.option(
-        "--scope",
-        type=click.Choice(["user", "project"]),
-        default="user",
-        show_default=True,
-        help="user: your own config in your home; project: the config in this folder.",
-    )(func)
-
-
-def dry_run_option(func: FC) -> FC:
-    """``--dry-run``: print the config as it would be written, and change nothing."""
-    return click.option(
-        "--dry-run", is_flag=True, help="Print the config as it would be written; change nothing."
-    )(func)
-
-
 @click.command("install-hooks")
 @click.argument("hosts", nargs=-1, required=True, type=HOST_CHOICE)
-@scope_option
-@dry_run_option
+@scope_option("hook config")
+@dry_run_option("the config as it would be written")
 @click.option(
     "--store",
     default=None,
@@ -183,8 +166,8 @@ def _store_a_hook_can_use(value: str | None) -> str | None:
 
 @click.command("uninstall-hooks")
 @click.argument("hosts", nargs=-1, required=True, type=HOST_CHOICE)
-@scope_option
-@dry_run_option
+@scope_option("hook config")
+@dry_run_option("the config as it would be written")
 @reports_errors
 def uninstall_hooks(hosts: tuple[str, ...], scope: Scope, dry_run: bool) -> None:
     """Remove exactly the hook entries install-hooks added; everything else stays.

@@ -15,27 +15,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lineage_es.cli.common import FC, HOST_CHOICE, reports_errors
+from lineage_es.cli.common import HOST_CHOICE, dry_run_option, reports_errors, scope_option
 
 if TYPE_CHECKING:
     from lineage_es.hook_config import Scope
     from lineage_es.mcp_config import McpChange
-
-
-def _scope_option(func: FC) -> FC:
-    return click.option(
-        "--scope",
-        type=click.Choice(["user", "project"]),
-        default="user",
-        show_default=True,
-        help="user: your own MCP config in your home; project: the one in this folder.",
-    )(func)
-
-
-def _dry_run_option(func: FC) -> FC:
-    return click.option(
-        "--dry-run", is_flag=True, help="Print the change as a diff; write nothing."
-    )(func)
 
 
 def _server_store(value: str | None) -> str | None:
@@ -52,8 +36,8 @@ def _server_store(value: str | None) -> str | None:
 
 @click.command("install-mcp")
 @click.argument("hosts", nargs=-1, required=True, type=HOST_CHOICE)
-@_scope_option
-@_dry_run_option
+@scope_option("MCP config")
+@dry_run_option("the change as a diff")
 @click.option(
     "--store",
     default=None,
@@ -118,8 +102,8 @@ def install_mcp(
 
 @click.command("uninstall-mcp")
 @click.argument("hosts", nargs=-1, required=True, type=HOST_CHOICE)
-@_scope_option
-@_dry_run_option
+@scope_option("MCP config")
+@dry_run_option("the change as a diff")
 @reports_errors
 def uninstall_mcp(hosts: tuple[str, ...], scope: Scope, dry_run: bool) -> None:
     """Take out exactly the MCP server entry install-mcp added; everything else stays.

@@ -10,7 +10,6 @@ load allocates stays under :data:`PEAK_BYTES`.
 
 from __future__ import annotations
 
-import json
 import tracemalloc
 from pathlib import Path
 
@@ -23,7 +22,8 @@ from lineage_es.replay import run_replay
 from lineage_es.replay.expected import Expected, load_expected
 from lineage_es.replay.report import FORMATS, render
 from tests.support.expected_example import SPEC_EXAMPLE
-from tests.support.expected_hostile import HOLDS, SESSION_ROWS, laughs, nested, with_depth
+from tests.support.expected_hostile import laughs, nested, with_depth
+from tests.support.one_spawn import HOLDS, write_recording
 
 #: The most a load of these (small) files may allocate: the aliases' allowance of 100,000 nodes
 #: fits well within it, a billion laughs would need tens of gigabytes.
@@ -129,7 +129,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The recording (one Claude spawn) every loaded file is run against, and room for the
     expected file."""
     path = tmp_path_factory.mktemp("expected-fuzz")
-    (path / "s.jsonl").write_text("".join(json.dumps(row) + "\n" for row in SESSION_ROWS))
+    write_recording(path / "s.jsonl")
     return path
 
 

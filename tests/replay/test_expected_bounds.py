@@ -3,7 +3,6 @@ naming the file and the line, by the loader, ``lineage-replay`` (exit 2) and the
 
 from __future__ import annotations
 
-import json
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -15,7 +14,8 @@ import lineage_es.replay.report  # noqa: F401 (imported once here, not again in 
 from lineage_es.errors import InputError
 from lineage_es.replay import cli, yaml_bounds
 from lineage_es.replay.expected import load_expected
-from tests.support.expected_hostile import HOLDS, SESSION_ROWS, laughs, nested, with_depth
+from tests.support.expected_hostile import laughs, nested, with_depth
+from tests.support.one_spawn import HOLDS, write_recording
 
 pytest_plugins = ["pytester"]
 
@@ -167,7 +167,7 @@ def test_the_size_limit_is_64_mib() -> None:
 
 def test_lineage_replay_exits_2_naming_the_alias_line(tmp_path: Path) -> None:
     recording = tmp_path / "s.jsonl"
-    recording.write_text("".join(json.dumps(row) + "\n" for row in SESSION_ROWS))
+    write_recording(recording)
     expected = written(tmp_path, laughs(6))
     result = CliRunner().invoke(cli.main, [str(recording), "--assert", str(expected)])
     assert result.exit_code == 2, result.output
@@ -177,7 +177,7 @@ def test_lineage_replay_exits_2_naming_the_alias_line(tmp_path: Path) -> None:
 
 def test_lineage_replay_exits_2_for_a_number_too_large(tmp_path: Path) -> None:
     recording = tmp_path / "s.jsonl"
-    recording.write_text("".join(json.dumps(row) + "\n" for row in SESSION_ROWS))
+    write_recording(recording)
     expected = written(tmp_path, with_depth("1" * 5000))
     result = CliRunner().invoke(cli.main, [str(recording), "--assert", str(expected)])
     assert result.exit_code == 2, result.output
@@ -204,9 +204,9 @@ def test_the_pytest_plugin_fails_one_item_with_the_refusal(
     pytester.makeini("[pytest]\nlineage_replays = replays\n")
     folder = pytester.path / "replays"
     folder.mkdir()
-    (folder / "bomb.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SESSION_ROWS))
+    write_recording(folder / "bomb.jsonl")
     (folder / "bomb.expected.yaml").write_text(text)
-    (folder / "fine.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SESSION_ROWS))
+    write_recording(folder / "fine.jsonl")
     (folder / "fine.expected.yaml").write_text(HOLDS)
     result = pytester.runpytest(*plugin_args(), "-p", "no:hypothesispytest")
     result.assert_outcomes(passed=1, failed=1)

@@ -3,40 +3,16 @@ that fails with the same diff ``lineage-replay --assert`` prints."""
 
 from __future__ import annotations
 
-import json
 from importlib.metadata import entry_points
 
 import pytest
 
 import lineage_es.engine.engine
 import lineage_es.replay.report  # noqa: F401 (imported once here, not again in every inner run)
+from tests.support.one_spawn import CHILD, HOLDS, write_recording
 
 pytest_plugins = ["pytester"]
 
-ROOT = "5f1c2e4a-0000-4000-8000-000000000001"
-CHILD = "a1000000000000001"
-SESSION = [
-    {"session_id": ROOT, "hook_event_name": "SessionStart", "source": "startup"},
-    {
-        "session_id": ROOT,
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Agent",
-        "tool_use_id": "toolu_01A",
-        "tool_input": {"prompt": "p", "subagent_type": "Explore"},
-    },
-    {
-        "session_id": ROOT,
-        "hook_event_name": "SubagentStart",
-        "agent_id": CHILD,
-        "agent_type": "Explore",
-    },
-]
-HOLDS = f"""version: 1
-host: claude
-steps:
-  - row: 3
-    lineage: {{conversation: {CHILD}, parent: {ROOT}, depth: 1}}
-"""
 FAILS = HOLDS.replace("depth: 1", "depth: 2")
 
 
@@ -49,7 +25,7 @@ def plugin_args() -> list[str]:
 def add_case(pytester: pytest.Pytester, folder: str, name: str, expected: str) -> None:
     directory = pytester.path / folder
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SESSION))
+    write_recording(directory / f"{name}.jsonl")
     (directory / f"{name}.expected.yaml").write_text(expected)
 
 
