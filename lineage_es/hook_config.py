@@ -27,7 +27,7 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,7 +35,7 @@ from typing import Any, Literal
 from lineage_es.errors import LineageError, StoreError
 from lineage_es.facts import HOSTS
 from lineage_es.hook_command import command_line
-from lineage_es.hook_manifest import InstallManifest
+from lineage_es.hook_manifest import HookManifest
 from lineage_es.hosts import adapter
 from lineage_es.hosts.base import HookFile
 from lineage_es.private_files import replace_text
@@ -51,6 +51,12 @@ MARKER = "# added by lineage install-hooks"
 TIMEOUT_SECONDS = 10
 
 BACKUP_SUFFIX = ".lineage-es.bak"
+
+
+def backup_path(path: Path) -> Path:
+    """Where the config at ``path`` is kept as it was: beside the file a link points to."""
+    real = Path(os.path.realpath(path))
+    return real.with_name(real.name + BACKUP_SUFFIX)
 
 
 class HookConfigError(LineageError):
@@ -161,7 +167,7 @@ def install(
     versioned = not host_adapter.hook_file.grouped
     existed = path.exists()
     document = _read_config(path)
-    created = InstallManifest.read(path)
+    created = HookManifest.read(path)
     created.file = created.file or not existed
     created.hooks = created.hooks or "hooks" not in document
     created.version = created.version or (versioned and "version" not in document)
@@ -182,19 +188,13 @@ def install(
             removed.append(event)
         entries.append(entry)
         added.append(event)
-    for event, entries in list(hooks.items()):
-        if event in host_adapter.hook_events or not isinstance(entries, list):
-            continue
-        if _drop_ours(host, entries):
-            removed.append(event)
-            if not entries and event in created.events:
-                del hooks[event]
+    removed += _drop_ours_from(host, hooks, created, keep=host_adapter.hook_events)
     change = _apply_change(host, path, document, tuple(added), tuple(removed), dry_run)
     if change.changed and not dry_run:
         try:
             created.write(path)
         except OSError as exc:
-            where = InstallManifest.where(path)
+            where = HookManifest.where(path)
             raise HookConfigError(f"cannot write {where}: {exc.strerror}") from None
     return change
 
@@ -212,16 +212,8 @@ def uninstall(
     hooks = _hooks_table(document, path, create=False)
     if hooks is None:
         return ConfigChange(host, path, dry_run=dry_run)
-    created = InstallManifest.read(path)
-    removed: list[str] = []
-    for event in list(hooks):
-        entries = hooks[event]
-        if not isinstance(entries, list):
-            continue
-        if _drop_ours(host, entries):
-            removed.append(event)
-            if not entries and event in created.events:
-                del hooks[event]
+    created = HookManifest.read(path)
+    removed = _drop_ours_from(host, hooks, created)
     if removed and not hooks and created.hooks:
         del document["hooks"]
         versioned = not _hook_file(host).grouped
@@ -229,7 +221,7 @@ def uninstall(
             del document["version"]
     change = _apply_change(host, path, document, (), tuple(removed), dry_run, gone=created.file)
     if change.changed and not dry_run:
-        InstallManifest.forget(path)
+        HookManifest.forget(path)
     return change
 
 
@@ -312,6 +304,26 @@ def command_of(host: str, entry: object) -> str | None:
     return None
 
 
+def _drop_ours_from(
+    host: str,
+    hooks: dict[str, Any],
+    created: HookManifest,
+    *,
+    keep: Collection[str] = (),
+) -> list[str]:
+    """Remove our commands from every event's list but those in ``keep``, and the lists
+    ``install`` created that this leaves empty; the events something was removed from."""
+    removed: list[str] = []
+    for event, entries in list(hooks.items()):
+        if event in keep or not isinstance(entries, list):
+            continue
+        if _drop_ours(host, entries):
+            removed.append(event)
+            if not entries and event in created.events:
+                del hooks[event]
+    return removed
+
+
 def _drop_ours(host: str, entries: list[Any]) -> bool:
     """Remove our commands from ``entries`` in place; a Claude/Codex matcher group that held
     only ours goes too. Whether anything was removed."""
@@ -369,6 +381,10 @@ def _read_config(path: Path) -> dict[str, Any]:
         return {}
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise HookConfigError(
+            f"{path}: not UTF-8 text (byte {exc.start}); fix it by hand first, nothing was changed"
+        ) from None
     except OSError as exc:
         raise HookConfigError(f"cannot read {path}: {exc.strerror}") from None
     if not text.strip():
@@ -435,7 +451,7 @@ def _write_atomically(path: Path, text: str | None) -> Path | None:
     path = Path(os.path.realpath(path))  # a linked config (dotfiles) is written where it lives
     try:
         if path.exists():
-            backup = path.with_name(path.name + BACKUP_SUFFIX)
+            backup = backup_path(path)
             shutil.copy2(path, backup)
         replace_text(path, text)
     except OSError as exc:

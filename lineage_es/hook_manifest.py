@@ -4,63 +4,35 @@
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
-from lineage_es.private_files import open_private
+from lineage_es.install_manifest import InstallManifest, flag_field, names_field
 
 #: Beside a config: what ``install-hooks`` created in it (``uninstall-hooks`` removes it).
-MANIFEST_SUFFIX = ".lineage-es.json"
+MANIFEST_SUFFIX: Final = ".lineage-es.json"
 
 
 @dataclass
-class InstallManifest:
-    """What ``install`` created in a config, so ``uninstall`` removes exactly that: kept
-    beside the config as ``<name>.lineage-es.json`` from the first install on."""
+class HookManifest(InstallManifest):
+    """What ``install-hooks`` created in a config, from the first install on: the file, the
+    hooks table, Cursor's ``version`` key, and the events whose lists it added.
 
-    file: bool = False
-    hooks: bool = False
-    version: bool = False
-    events: set[str] = field(default_factory=set)
+    On disk: ``{"file": bool, "hooks": bool, "version": bool, "events": [names, sorted]}``.
+    """
 
-    @staticmethod
-    def where(path: Path) -> Path:
-        """The manifest of the config at ``path``, beside the file a link points to."""
-        return Path(os.path.realpath(path)).with_name(path.name + MANIFEST_SUFFIX)
+    SUFFIX = MANIFEST_SUFFIX
 
-    @classmethod
-    def read(cls, path: Path) -> InstallManifest:
-        """The manifest of the config at ``path``; empty when there is none or it is
-        unreadable (then nothing counts as created by an install)."""
-        try:
-            data = json.loads(cls.where(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return cls()
-        if not isinstance(data, dict):
-            return cls()
-        events = data.get("events")
-        return cls(
-            file=data.get("file") is True,
-            hooks=data.get("hooks") is True,
-            version=data.get("version") is True,
-            events={e for e in events if isinstance(e, str)} if isinstance(events, list) else set(),
-        )
-
-    def write(self, path: Path) -> None:
-        """Keep it beside the config at ``path`` (private); :class:`OSError` when it cannot."""
-        data = {
-            "file": self.file,
-            "hooks": self.hooks,
-            "version": self.version,
-            "events": sorted(self.events),
-        }
-        fd = open_private(self.where(path), os.O_WRONLY | os.O_TRUNC)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(data) + "\n")
+    file: bool = flag_field()
+    hooks: bool = flag_field()
+    version: bool = flag_field()
+    events: set[str] = names_field()  # noqa: RUF009 (a dataclasses.field)
 
     @classmethod
-    def forget(cls, path: Path) -> None:
-        """Remove the manifest once uninstall took out everything it lists."""
-        cls.where(path).unlink(missing_ok=True)
+    def where(cls, path: Path) -> Path:
+        """Beside the file a link points to, but named after ``path`` itself (a link's own
+        name, where the config's name differs from its target's): where ``install-hooks``
+        has always kept it, so the manifests on disk are found."""
+        return Path(os.path.realpath(path)).with_name(path.name + cls.SUFFIX)

@@ -27,15 +27,14 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from lineage_es.config_documents import (
     ConfigDocument,
@@ -45,8 +44,9 @@ from lineage_es.config_documents import (
 )
 from lineage_es.errors import LineageError
 from lineage_es.facts import HOSTS
-from lineage_es.hook_config import BACKUP_SUFFIX, HookConfigError, Scope, hook_store
-from lineage_es.private_files import open_private, replace_text
+from lineage_es.hook_config import HookConfigError, Scope, backup_path, hook_store
+from lineage_es.install_manifest import InstallManifest, flag_field, text_field
+from lineage_es.private_files import replace_text
 
 #: The name the server is configured under (its tools reach Claude as ``mcp__lineage__*``).
 SERVER_NAME: Final = "lineage"
@@ -122,15 +122,21 @@ class McpChange:
 
     def diff(self) -> str:
         """The change as a unified diff (empty when there is none)."""
-        name = str(self.path)
-        return "".join(
-            difflib.unified_diff(
-                (self.before or "").splitlines(keepends=True),
-                (self.after or "").splitlines(keepends=True),
-                fromfile=name if self.before is not None else "/dev/null",
-                tofile=name if self.after is not None else "/dev/null",
-            )
+        return unified_diff(self.path, self.before, self.after)
+
+
+def unified_diff(path: Path, before: str | None, after: str | None) -> str:
+    """``before`` to ``after`` of the file at ``path`` as a unified diff; an absent side
+    (``None``) is ``/dev/null``."""
+    name = str(path)
+    return "".join(
+        difflib.unified_diff(
+            (before or "").splitlines(keepends=True),
+            (after or "").splitlines(keepends=True),
+            fromfile=name if before is not None else "/dev/null",
+            tofile=name if after is not None else "/dev/null",
         )
+    )
 
 
 def mcp_file(host: str) -> McpFile:
@@ -265,10 +271,13 @@ def apply(change: McpChange) -> McpChange:
         if change.before is not None:
             backup = _backup(path)
     elif manifest.pristine is not None:
-        backup = _backup_path(path)
+        backup = backup_path(path)
     _write_atomically(path, change.after)
     manifest.written = _digest(change.after or "")
-    manifest.write(path)
+    try:
+        manifest.write(path)
+    except OSError as exc:
+        raise McpConfigError(f"cannot write {manifest.where(path)}: {exc.strerror}") from None
     return replace(change, backup=backup)
 
 
@@ -343,14 +352,9 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _backup_path(path: Path) -> Path:
-    real = Path(os.path.realpath(path))
-    return real.with_name(real.name + BACKUP_SUFFIX)
-
-
 def _backup(path: Path) -> Path:
     """Copy the file as it is now beside it (permissions and times kept)."""
-    backup = _backup_path(path)
+    backup = backup_path(path)
     try:
         shutil.copy2(os.path.realpath(path), backup)
     except OSError as exc:
@@ -363,7 +367,7 @@ def _read_backup(path: Path, digest: str | None) -> str | None:
     if digest is None:
         return None
     try:
-        text = _backup_path(path).read_text(encoding="utf-8")
+        text = backup_path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     return text if _digest(text) == digest else None
@@ -378,53 +382,19 @@ def _write_atomically(path: Path, text: str | None) -> None:
 
 
 @dataclass
-class _Manifest:
+class _Manifest(InstallManifest):
     """What the first install found and created, kept beside the config so the uninstall
     takes out exactly that: whether it created the file and the server table, a digest of
-    the file before (its backup's), and of the file as last written."""
+    the file before (its backup's), and of the file as last written.
 
-    created_file: bool = False
-    created_table: bool = False
-    pristine: str | None = None
-    written: str | None = None
-    version: int = field(default=1, repr=False)
+    On disk: ``{"version": 1, "created_file": bool, "created_table": bool, "pristine":
+    digest or null, "written": digest or null}``.
+    """
 
-    @staticmethod
-    def where(path: Path) -> Path:
-        real = Path(os.path.realpath(path))
-        return real.with_name(real.name + MANIFEST_SUFFIX)
+    SUFFIX = MANIFEST_SUFFIX
+    HEADER: ClassVar[Mapping[str, Any]] = {"version": 1}
 
-    @classmethod
-    def read(cls, path: Path) -> _Manifest:
-        try:
-            data = json.loads(cls.where(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return cls()
-        if not isinstance(data, dict):
-            return cls()
-        pristine, written = data.get("pristine"), data.get("written")
-        return cls(
-            created_file=data.get("created_file") is True,
-            created_table=data.get("created_table") is True,
-            pristine=pristine if isinstance(pristine, str) else None,
-            written=written if isinstance(written, str) else None,
-        )
-
-    def write(self, path: Path) -> None:
-        data = {
-            "version": self.version,
-            "created_file": self.created_file,
-            "created_table": self.created_table,
-            "pristine": self.pristine,
-            "written": self.written,
-        }
-        try:
-            fd = open_private(self.where(path), os.O_WRONLY | os.O_TRUNC)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(json.dumps(data) + "\n")
-        except OSError as exc:
-            raise McpConfigError(f"cannot write {self.where(path)}: {exc.strerror}") from None
-
-    @classmethod
-    def forget(cls, path: Path) -> None:
-        cls.where(path).unlink(missing_ok=True)
+    created_file: bool = flag_field()
+    created_table: bool = flag_field()
+    pristine: str | None = text_field()
+    written: str | None = text_field()

@@ -8,7 +8,6 @@ Thin over :mod:`lineage_es.mcp_config` (the config files), :mod:`lineage_es.mcp_
 
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -174,19 +173,14 @@ def _install_hooks(hosts: tuple[str, ...], scope: Scope, store: str | None, dry_
 
 
 def _diff(path: Path, after: str | None) -> str:
+    """The hook config at ``path`` (empty when unreadable) to ``after``, as a unified diff."""
+    from lineage_es.mcp_config import unified_diff
+
     try:
         before = path.read_text(encoding="utf-8")
     except OSError:
         before = ""
-    name = str(path)
-    return "".join(
-        difflib.unified_diff(
-            before.splitlines(keepends=True),
-            (after or "").splitlines(keepends=True),
-            fromfile=name,
-            tofile=name,
-        )
-    )
+    return unified_diff(path, before, after or "")
 
 
 def _warn_missing_hooks(host: str, scope: Scope) -> None:

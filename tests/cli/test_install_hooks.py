@@ -252,6 +252,16 @@ def test_a_config_that_is_not_json_is_refused_and_left_alone() -> None:
     assert path.read_text() == "{oops"
 
 
+def test_a_config_that_is_not_utf8_is_refused_naming_the_file_and_left_alone() -> None:
+    path = config_path("claude")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'{"hooks": "\xe9"}')
+    with pytest.raises(HookConfigError, match=r"not UTF-8 text \(byte 11\)") as caught:
+        install("claude")
+    assert str(path) in str(caught.value)
+    assert path.read_bytes() == b'{"hooks": "\xe9"}'
+
+
 def test_hooks_that_are_not_an_object_are_refused() -> None:
     write(config_path("cursor"), {"version": 1, "hooks": []})
     with pytest.raises(HookConfigError, match="'hooks' is not an object"):

@@ -71,6 +71,16 @@ def test_with_hooks_dry_run_writes_neither_config() -> None:
     assert not hook_config.config_path("cursor").exists()
 
 
+def test_with_hooks_dry_run_shows_the_hook_configs_change_as_a_diff_of_the_file() -> None:
+    path = hook_config.config_path("cursor")
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"version": 1, "hooks": {"stop": [{"command": "x"}]}}, indent=2))
+    stdout = lineage("install-mcp", "cursor", "--with-hooks", "--dry-run").stdout
+    hooks_diff = stdout[stdout.index(f"--- {path}\n+++ {path}\n") :]
+    assert '\n         "command": "x"\n' in hooks_diff  # the user's, unchanged: context
+    assert '\n+    "beforeMCPExecution": [\n' in hooks_diff
+
+
 @pytest.mark.parametrize(("matcher", "counts"), [("mcp__.*", True), ("Bash|Edit", False)])
 def test_a_claude_pre_tool_use_hook_counts_only_when_its_matcher_takes_mcp_tools(
     matcher: str, counts: bool
