@@ -9,6 +9,7 @@ Times are kept as UTC ISO strings (:func:`stamp`), which compare as times.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, NamedTuple, TypeAlias
 
 LIVE = "live"
@@ -38,11 +39,13 @@ class Located(NamedTuple):
         return name
 
 
+@lru_cache(maxsize=1024)
 def stamp(moment: datetime) -> str:
-    """A time as the aggregate keeps it: UTC ISO, so it compares as a time."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+    """A time as the aggregate keeps it: UTC ISO, so it compares as a time. Cached: one fact
+    stamps the same moments several times (its own, and the interval before it)."""
+    if moment.tzinfo is not UTC:
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return moment.isoformat(timespec="microseconds")
 
 
 def stopped_provisionally(node: Node) -> bool:

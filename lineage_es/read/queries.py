@@ -139,28 +139,26 @@ class Queries:
     def __init__(self, view: ViewStore) -> None:
         self.view = view
         self._roots: OrderedDict[str, RootSnapshot] = OrderedDict()
+        #: Rows absorbed into a cached root since it was built, with the position written.
+        self._unmerged: dict[str, tuple[int, dict[int, NodeRow]]] = {}
         self._root_lists: dict[str | None, tuple[int, list[tuple[NodeRow, Peer]]]] = {}
         self._other_root_lists: dict[str, tuple[int, tuple[Peer, ...]]] = {}
         self._absorbed = -1
 
     def absorb(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
-        """Patch cached roots with rows this process just wrote, instead of reading them
-        back; when someone else wrote in between (``expected`` is not the last position
-        absorbed), forget every cached root instead."""
+        """Take the rows this process just wrote, instead of reading them back: they patch
+        the cached roots they belong to when those are next asked for (a root written many
+        times between questions is merged once); when someone else wrote in between
+        (``expected`` is not the last position absorbed), forget every cached root instead."""
         if expected != self._absorbed:
             self._roots.clear()
+            self._unmerged.clear()
         else:
-            changed: dict[str, dict[int, NodeRow]] = {}
             for row in rows:
-                changed.setdefault(row.root_id, {})[row.nid] = row.copy()
-            for root_id, fresh in changed.items():
-                cached = self._roots.get(root_id)
-                if cached is not None:
-                    merged = {row.nid: row for row in cached.rows}
-                    merged.update(fresh)
-                    self._roots[root_id] = RootSnapshot(
-                        position, list(merged.values()), previous=cached
-                    )
+                if row.root_id in self._roots:
+                    fresh = self._unmerged.setdefault(row.root_id, (position, {}))[1]
+                    fresh[row.nid] = row.copy()
+                    self._unmerged[row.root_id] = (position, fresh)
         self._absorbed = position
 
     # -- lookups --------------------------------------------------------------------------
@@ -169,13 +167,22 @@ class Queries:
         """The rows of ``root_id``, from cache while the view says it has not changed."""
         version = self.view.root_version(root_id)
         cached = self._roots.get(root_id)
+        unmerged = self._unmerged.pop(root_id, None)
+        if cached is not None and unmerged is not None:
+            written, fresh = unmerged
+            merged = {row.nid: row for row in cached.rows}
+            merged.update(fresh)
+            cached = self._roots[root_id] = RootSnapshot(
+                written, list(merged.values()), previous=cached
+            )
         if cached is not None and cached.version == version:
             self._roots.move_to_end(root_id)
             return cached
         snapshot = RootSnapshot(version, self.view.root_rows(root_id), previous=cached)
         self._roots[root_id] = snapshot
         if len(self._roots) > ROOT_CACHE_SIZE:
-            self._roots.popitem(last=False)
+            evicted, _ = self._roots.popitem(last=False)
+            self._unmerged.pop(evicted, None)
         return snapshot
 
     def find(self, conversation: str, host: str | None = None) -> NodeRow | None:
