@@ -37,6 +37,12 @@ def same_workspace(a: Sequence[str], b: Sequence[str]) -> bool:
     return a == b or sorted(set(a)) == sorted(set(b))
 
 
+def workspace_key(workspace: Sequence[str]) -> tuple[str, ...]:
+    """One key for a workspace however its folders are ordered or repeated: two lists of
+    roots have the same key exactly when :func:`same_workspace` holds for them."""
+    return tuple(sorted(set(workspace)))
+
+
 def _oldest_first(row: NodeRow) -> tuple[str, int]:
     return (row.started_at, row.nid)
 
@@ -141,7 +147,8 @@ class Queries:
         self._roots: OrderedDict[str, RootSnapshot] = OrderedDict()
         #: Rows absorbed into a cached root since it was built, with the position written.
         self._unmerged: dict[str, tuple[int, dict[int, NodeRow]]] = {}
-        self._root_lists: dict[str | None, tuple[int, list[tuple[NodeRow, Peer]]]] = {}
+        self._root_lists: dict[str, tuple[int, dict[tuple[str, ...], list[tuple[str, Peer]]]]] = {}
+        self._root_peers: dict[str, dict[int, tuple[tuple[object, ...], Peer]]] = {}
         self._other_root_lists: dict[str, tuple[int, tuple[Peer, ...]]] = {}
         self._absorbed = -1
 
@@ -246,26 +253,34 @@ class Queries:
         cached = self._other_root_lists.get(row.root_id)
         if cached is not None and cached[0] == version:
             return cached[1]
-        workspace = self.snapshot(row.root_id).root.workspace
-        roots = tuple(
-            peer
-            for other, peer in self._live_roots(row.host)
-            if other.root_id != row.root_id and same_workspace(other.workspace, workspace)
-        )
+        workspace = workspace_key(self.snapshot(row.root_id).root.workspace)
+        group = self._live_roots(row.host).get(workspace, ())
+        roots = tuple(peer for root_id, peer in group if root_id != row.root_id)
         if len(self._other_root_lists) >= ROOT_CACHE_SIZE:
             self._other_root_lists.clear()
         self._other_root_lists[row.root_id] = (version, roots)
         return roots
 
-    def _live_roots(self, host: str) -> list[tuple[NodeRow, Peer]]:
+    def _live_roots(self, host: str) -> dict[tuple[str, ...], list[tuple[str, Peer]]]:
+        """The live roots of ``host``, oldest first, grouped by workspace (the same folders in
+        any order are one workspace: :func:`same_workspace`); rebuilt when a root changes,
+        reusing the peers of the roots that did not."""
         version = self.view.roots_version()
         cached = self._root_lists.get(host)
         if cached is not None and cached[0] == version:
             return cached[1]
-        rows = sorted(self.view.roots(host, live_only=True), key=_oldest_first)
-        listed = [(row, peer_of(row)) for row in rows]
-        self._root_lists[host] = (version, listed)
-        return listed
+        previous = self._root_peers.get(host, {})
+        peers: dict[int, tuple[tuple[object, ...], Peer]] = {}
+        groups: dict[tuple[str, ...], list[tuple[str, Peer]]] = {}
+        for row in sorted(self.view.roots(host, live_only=True), key=_oldest_first):
+            signature = _peer_signature(row)
+            known = previous.get(row.nid)
+            peer = known[1] if known is not None and known[0] == signature else peer_of(row)
+            peers[row.nid] = (signature, peer)
+            groups.setdefault(workspace_key(row.workspace), []).append((row.root_id, peer))
+        self._root_peers[host] = peers
+        self._root_lists[host] = (version, groups)
+        return groups
 
     # -- relations and chains -------------------------------------------------------------
 

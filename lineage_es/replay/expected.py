@@ -188,6 +188,8 @@ def compare_tree(
         exp_items = want[key]
         peers = getattr(tree, key)
         # Most expectations list ids: compare those without turning every peer into data.
+        if [peer.conversation for peer in peers] == exp_items:
+            continue
         if len(exp_items) == len(peers) and all(
             want_item == peer.conversation
             if isinstance(want_item, str)
