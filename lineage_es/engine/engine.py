@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from lineage_es import hosts
-from lineage_es.engine.application import LineageApplication
 from lineage_es.engine.guards import (
     StoreFailures,
     check_storable,
@@ -24,32 +23,20 @@ from lineage_es.engine.guards import (
     require_moment,
     require_observation,
 )
+from lineage_es.engine.history import journal_entries, past_reader, require_past
 from lineage_es.engine.journaling import Also, Clock, Journaler, as_utc
+from lineage_es.engine.opening import open_store
 from lineage_es.engine.routing import Router
-from lineage_es.engine.unit import CacheWatch
-from lineage_es.errors import EngineClosed, InvalidArgument, StoreError, StoreLocked
+from lineage_es.errors import EngineClosed, InvalidArgument
 from lineage_es.facts import DELETE_REASONS, Deleted, Fact, Observation, Renamed
 from lineage_es.model import AgentLineage, Chain, ForestNode, LineageTree, Member, Provenance
 from lineage_es.model import Relation as RelationName
 from lineage_es.read.arguments import require_id
-from lineage_es.read.decoding import JournalEvent, iso, read_journal
+from lineage_es.read.decoding import JournalEvent
 from lineage_es.read.projection import Progress, Projector
 from lineage_es.read.queries import Queries
-from lineage_es.read.view import MemoryView, NodeRow, ViewStore
-from lineage_es.stores import (
-    LockTimedOut,
-    SetupHold,
-    StoreLocation,
-    StoreNeeds,
-    application_env,
-    default_store_url,
-    lock_timeout_for,
-    parse_store_url,
-    prepare_sqlite_file,
-    setup_lock,
-    store_needs,
-    wrap_open_error,
-)
+from lineage_es.read.view import NodeRow
+from lineage_es.stores import StoreLocation, default_store_url, parse_store_url
 
 if TYPE_CHECKING:
     from lineage_es.engine.ledgers import LedgerStore
@@ -82,32 +69,9 @@ class Engine:
         self._lock = threading.RLock()
         self._closed = False
         self._failures = StoreFailures.of(self.location.kind)
-        if self.location.kind == "sqlite":
-            assert self.location.path is not None
-            prepare_sqlite_file(self.location.path, create=create)
-        try:
-            with setup_lock(self.location, lock_timeout, self._needs()) as hold:
-                # A store whose tables all exist runs none of the library's DDL, and holds
-                # no lock: hooks opening it at once do not wait for each other.
-                env = application_env(
-                    self.location, lock_timeout=lock_timeout, create_tables=not hold.ready
-                )
-                self.app = LineageApplication(env=env)
-                cache = CacheWatch(self.app)  # current as of now: the cache is empty yet
-                self.view: ViewStore = self._open_view(lock_timeout, hold)
-        except BaseException as exc:
-            app = self.__dict__.get("app")
-            if app is not None:  # opened before what failed: its connections are let go now
-                with contextlib.suppress(Exception):
-                    app.close()
-            if isinstance(exc, StoreError) or not isinstance(exc, Exception):
-                raise
-            if isinstance(exc, LockTimedOut):
-                raise StoreLocked(
-                    self.location.display, waited=exc.waited, holder=exc.holder
-                ) from exc
-            # every driver has its own errors; name the store
-            raise wrap_open_error(self.location, exc) from None
+        self.app, self.view, cache = open_store(
+            self.location, create=create, lock_timeout=lock_timeout
+        )
         self.queries = Queries(self.view)
         self.projector = Projector(self.app.recorder, self.view, self._absorb)
         self._router = Router(self.view, self.queries)
@@ -149,32 +113,6 @@ class Engine:
 
     def _absorb(self, rows: Sequence[NodeRow], expected: int, position: int) -> None:
         self.queries.absorb(rows, expected, position)
-
-    def _needs(self) -> StoreNeeds | None:
-        """What the journal and view need on PostgreSQL; ``None`` on another store."""
-        if self.location.kind != "postgresql":
-            return None
-        from lineage_es.read.sqlview import VIEW_TABLES
-
-        return store_needs(self.location, LineageApplication.name, VIEW_TABLES)
-
-    def _open_view(self, lock_timeout: float | None, hold: SetupHold) -> ViewStore:
-        if self.location.kind == "memory":
-            return MemoryView()
-        if self.location.kind == "sqlite":
-            from lineage_es.read.sqlview import SQLiteView
-
-            assert self.location.path is not None
-            timeout = lock_timeout_for("sqlite", lock_timeout)
-            return SQLiteView(self.location.path, timeout=timeout)
-        from lineage_es.read.sqlview import PostgresView
-
-        return PostgresView(
-            self.location.postgres,
-            connection=hold.take(),
-            tables_exist=hold.ready,
-            lock_timeout=lock_timeout,
-        )
 
     # -- writing --------------------------------------------------------------------------
 
@@ -385,22 +323,10 @@ class Engine:
 
         ``position`` is an int (0 or more), ``time`` a datetime: anything else is
         :class:`InvalidArgument`."""
-        if position is not None and (
-            isinstance(position, bool) or not isinstance(position, int) or position < 0
-        ):
-            raise InvalidArgument(f"position must be an int, 0 or more, not {position!r}")
-        require_moment(time, "time")
-        from lineage_es.read.time_travel import past_view  # as in :meth:`_reader`
-
+        require_past(position, time)
         with self._guarded(locked=False):  # its own view: the engine's may move meanwhile
-            cutoff = None if time is None else iso(as_utc(time))
             end = self._journaler.cache.position()
-            view = past_view(
-                self.app.recorder, self.view, position=position, cutoff=cutoff, end=end
-            )
-        from lineage_es.read.answers import TreeReader  # as in :meth:`_reader`
-
-        return TreeReader(Queries(view))
+            return past_reader(self.app.recorder, self.view, end, position=position, time=time)
 
     # -- the journal ----------------------------------------------------------------------
 
@@ -413,14 +339,8 @@ class Engine:
         """Every journal entry after ``start``, decoded, in order."""
         if self._closed:
             raise EngineClosed(self.location.display)
-        return self._read_journal(start, stop)
-
-    def _read_journal(self, start: int, stop: int | None) -> Iterator[JournalEvent]:
-        """:func:`read_journal`, its store errors named (it reads page by page as it goes)."""
-        try:
-            yield from read_journal(self.app.recorder, start, stop)
-        except self._failures.caught as exc:
-            self._failed(exc)
+        caught = self._failures.caught
+        return journal_entries(self.app.recorder, start, stop, caught, self._failed)
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Bring the view up to date with the journal (other processes may have written)."""

@@ -33,7 +33,9 @@ def adapter(host: str) -> HostAdapter:
 
 
 def adapters() -> tuple[HostAdapter, ...]:
-    """Every host's adapter, in the order of :data:`~lineage_es.facts.HOSTS`."""
+    """Every host's adapter, in the order of :data:`~lineage_es.facts.HOSTS`: the order in
+    which their rules for naming an MCP tool call's caller are asked
+    (:meth:`~lineage_es.hosts.base.HostAdapter.caller_rule`)."""
     return tuple(adapter(host) for host in HOSTS)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import orjson
 
@@ -70,9 +70,68 @@ class HookFile:
         )
 
 
+#: The identifications an MCP tool call's ``_meta`` can call for (:class:`CallerRule`).
+CallerKind = Literal["tool_use", "thread", "window", "refused"]
+
+
+class CallerRule:
+    """How one host names the caller of an MCP tool call: what its adapter's
+    :meth:`HostAdapter.caller_rule` reads from the call's ``_meta``.
+
+    ``kind`` says which identification applies:
+
+    - ``"tool_use"``: ``_meta[meta_field]`` repeats ``subject``, the id of the tool call a
+      ``hook`` hook journaled with its caller: the caller is whoever journaled it.
+    - ``"thread"``: ``_meta`` names a thread of the adapter's host: the caller is that thread,
+      as the engine resolves the ``_meta``.
+    - ``"window"``: ``_meta`` names nobody; a ``hook`` hook journaled a window around each
+      call for its tool and arguments: the caller is the one conversation with a matching
+      window open.
+    - ``"refused"``: ``_meta`` names the caller in a form that cannot be read; ``subject``
+      says why.
+
+    ``resolution`` is how an answer says its caller was identified (``claude:toolUseId``).
+    A plain class rather than a dataclass, as :class:`HookFile`: this module is on the hook's
+    path, which never makes a rule.
+    """
+
+    __slots__ = ("hook", "kind", "meta_field", "resolution", "subject")
+
+    def __init__(
+        self,
+        kind: CallerKind,
+        resolution: str = "",
+        *,
+        subject: str = "",
+        meta_field: str = "",
+        hook: str = "",
+    ) -> None:
+        self.kind = kind
+        self.resolution = resolution
+        self.subject = subject
+        self.meta_field = meta_field
+        self.hook = hook
+
+    def _fields(self) -> tuple[str, str, str, str, str]:
+        return (self.kind, self.resolution, self.subject, self.meta_field, self.hook)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CallerRule) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"CallerRule({self.kind!r}, {self.resolution!r}, subject={self.subject!r}, "
+            f"meta_field={self.meta_field!r}, hook={self.hook!r})"
+        )
+
+
 class HostAdapter(Protocol):
     """Turns one host's payloads into host-neutral observations, and says which hook events
-    it reads (what ``lineage install-hooks`` subscribes to) and how to tell its payloads."""
+    it reads (what ``lineage install-hooks`` subscribes to), how to tell its payloads and how
+    its MCP tool calls name their caller."""
 
     host: Host
 
@@ -100,6 +159,13 @@ class HostAdapter(Protocol):
     #: (empty for a host without :attr:`mcp_meta`).
     meta_thread_fields: str
 
+    #: How a message names what this host's MCP tool calls name their caller by in ``_meta``
+    #: (empty when they name nobody there): what a ``_meta`` that names no caller lacks.
+    caller_meta: str
+
+    #: The host's name in a message (``Claude Code``).
+    display_name: str
+
     #: When a payload's host is told from its fields, adapters are asked in this order,
     #: lowest first: the more a host's envelope is its own, the earlier (Codex borrowed
     #: Claude Code's envelope, so its own marks are looked for before Claude's adapter,
@@ -125,6 +191,11 @@ class HostAdapter(Protocol):
 
     def meta_names_thread(self, meta: Mapping[str, Any]) -> bool:
         """Whether an MCP tool call's ``_meta`` names any conversation of this host at all."""
+        ...
+
+    def caller_rule(self, meta: Mapping[str, Any]) -> CallerRule | None:
+        """How this host names the caller of an MCP tool call with ``meta`` as its ``_meta``;
+        ``None`` when its rule does not apply to ``meta`` (another host's may)."""
         ...
 
 

@@ -26,7 +26,13 @@ from lineage_es.facts import (
     Stopped,
     ToolCalled,
 )
-from lineage_es.hosts.base import HookFile, nested_str, optional_object, optional_str
+from lineage_es.hosts.base import (
+    CallerRule,
+    HookFile,
+    nested_str,
+    optional_object,
+    optional_str,
+)
 from lineage_es.hosts.session_envelope import (
     ENVELOPE_LOG_FIELDS,
     SHARED_HOOK_EVENTS,
@@ -47,6 +53,9 @@ MCP_TOOL_PREFIX = "mcp__"
 
 #: The ``_meta`` key of an MCP tool call that repeats its ``PreToolUse`` hook's ``tool_use_id``.
 MCP_CALL_META = "claudecode/toolUseId"
+
+#: How an answer says its caller was told by :data:`MCP_CALL_META`.
+BY_TOOL_USE = "claude:toolUseId"
 
 #: Agents Claude Code runs for itself (compaction, prompt suggestions, side questions): no
 #: ``tool_use`` spawned them, so they are not delegation.
@@ -87,6 +96,8 @@ class ClaudeAdapter:
     hook_file = HookFile(".claude", "settings.json", folder_env="CLAUDE_CONFIG_DIR", grouped=True)
     log_fields: tuple[str, ...] = ENVELOPE_LOG_FIELDS
     meta_thread_fields = ""
+    caller_meta = repr(MCP_CALL_META)
+    display_name = "Claude Code"
     #: Asked last: Claude Code's envelope is the one Codex borrowed, so this adapter takes a
     #: payload in it that shows none of Codex's marks.
     detection_rank = 2
@@ -146,6 +157,21 @@ class ClaudeAdapter:
     def meta_names_thread(self, meta: Mapping[str, Any]) -> bool:
         """Claude Code's ``_meta`` names no conversation."""
         return False
+
+    def caller_rule(self, meta: Mapping[str, Any]) -> CallerRule | None:
+        """An MCP tool call's caller is whoever journaled, with its ``PreToolUse`` hook, the
+        tool call ``_meta[MCP_CALL_META]`` repeats (HOSTS.md 1.5); ``None`` for a ``_meta``
+        without that key, and a refusal when it holds anything but a non-empty string."""
+        call = meta.get(MCP_CALL_META)
+        if call is None:
+            return None
+        if not isinstance(call, str) or not call:
+            return CallerRule(
+                "refused", subject=f"_meta[{MCP_CALL_META!r}] must be a non-empty string"
+            )
+        return CallerRule(
+            "tool_use", BY_TOOL_USE, subject=call, meta_field=MCP_CALL_META, hook="PreToolUse"
+        )
 
 
 def _looks_like_codex(payload: Mapping[str, Any]) -> bool:

@@ -28,6 +28,7 @@ from lineage_es.facts import (
     SpawnRequested,
 )
 from lineage_es.hosts.base import (
+    CallerRule,
     HookFile,
     check_depth,
     nested_str,
@@ -46,6 +47,9 @@ from lineage_es.hosts.session_envelope import (
 )
 
 HOST: Host = "codex"
+
+#: How an answer says its caller was told by the thread its ``_meta`` names.
+BY_META = "codex:_meta"
 
 #: Namespaces Codex puts in front of its multi-agent tools (v1, and v2's default); a hook
 #: payload joins namespace and name with no separator (``collaborationspawn_agent``).
@@ -153,6 +157,8 @@ class CodexAdapter:
     )
     log_fields: tuple[str, ...] = ENVELOPE_LOG_FIELDS
     meta_thread_fields = "'threadId' (or x-codex-turn-metadata's 'thread_id' or 'session_id')"
+    caller_meta = "Codex thread"
+    display_name = "Codex"
     #: Asked before Claude Code's adapter, whose envelope Codex borrowed.
     detection_rank = 1
 
@@ -244,6 +250,11 @@ class CodexAdapter:
             isinstance(value, str) and value != ""
             for value in (meta.get("threadId"), turn.get("thread_id"), turn.get("session_id"))
         )
+
+    def caller_rule(self, meta: Mapping[str, Any]) -> CallerRule | None:
+        """An MCP tool call's caller is the thread its ``_meta`` names (HOSTS.md 2.1), when it
+        names one (:meth:`meta_names_thread`, :class:`PayloadError` for mistyped metadata)."""
+        return CallerRule("thread", BY_META) if self.meta_names_thread(meta) else None
 
 
 def stated_depth(parent: str | None, root: str | None) -> int:

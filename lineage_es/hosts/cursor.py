@@ -31,6 +31,7 @@ from lineage_es.facts import (
     ToolReturned,
 )
 from lineage_es.hosts.base import (
+    CallerRule,
     HookFile,
     canonical_arguments,
     checked_key,
@@ -53,6 +54,9 @@ SPAWN_TOOL = "Task"
 
 #: The hooks around each MCP tool call: the window in which a call is matched to its caller.
 MCP_WINDOW_EVENTS = frozenset({"beforeMCPExecution", "afterMCPExecution"})
+
+#: How an answer says its caller was told by the one window open for the call.
+BY_WINDOW = "cursor:beforeMCPExecution"
 
 _CAMEL_CASE = re.compile(r"[a-z][A-Za-z]*")
 
@@ -102,6 +106,8 @@ class CursorAdapter:
         "tool_use_id",
     )
     meta_thread_fields = ""
+    caller_meta = ""
+    display_name = "Cursor"
     #: Asked first: Cursor's envelope is its own (and Cursor also sends its payloads to
     #: Claude Code's hooks, which it runs as third-party hooks).
     detection_rank = 0
@@ -159,6 +165,13 @@ class CursorAdapter:
     def meta_names_thread(self, meta: Mapping[str, Any]) -> bool:
         """Cursor's ``_meta`` names no conversation."""
         return False
+
+    def caller_rule(self, meta: Mapping[str, Any]) -> CallerRule | None:
+        """Cursor's ``_meta`` names nobody: an MCP tool call's caller is the one conversation
+        whose ``beforeMCPExecution`` hook opened a window, not yet closed by
+        ``afterMCPExecution``, for the call's tool and arguments (HOSTS.md 3.5). The rule
+        reads nothing from ``_meta``, so it applies to every call."""
+        return CallerRule("window", BY_WINDOW, hook="beforeMCPExecution")
 
 
 def _event_facts(payload: Mapping[str, Any], event: str, conversation: str) -> tuple[Fact, ...]:

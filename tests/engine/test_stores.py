@@ -229,8 +229,8 @@ def test_a_rebuilds_swap_and_a_write_on_postgresql_do_not_deadlock(postgres_url:
 def test_a_failed_open_closes_the_journal_it_had_opened(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from lineage_es.engine import opening
     from lineage_es.engine.application import LineageApplication
-    from lineage_es.engine.engine import Engine
 
     closed_by: list[str] = []  # who closed it: the open itself, or the app's __del__ at last
 
@@ -242,7 +242,7 @@ def test_a_failed_open_closes_the_journal_it_had_opened(
     def broken_view(*args: object) -> None:
         raise RuntimeError("the view's table is locked")
 
-    monkeypatch.setattr(Engine, "_open_view", broken_view)
+    monkeypatch.setattr(opening, "open_view", broken_view)
     with pytest.raises(StoreError, match="the view's table is locked"):
         open_engine("memory://")
-    assert "__init__" in closed_by
+    assert "open_store" in closed_by
