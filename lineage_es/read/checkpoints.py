@@ -2,7 +2,8 @@
 
 A checkpoint at position ``C`` holds the view's rows as a full replay of the journal up to
 ``C`` leaves them: every row (every :data:`FULL_EVERY`-th checkpoint) or only the rows the
-stretch since the previous checkpoint changed (a delta), zlib-compressed JSON. Beside them:
+stretch since the previous checkpoint changed (a delta), grouped by root so that a question
+about one root decodes only that root's (:mod:`lineage_es.read.checkpoint_rows`). Beside them:
 the earliest time of an event of the stretch, the latest time of an event up to ``C``,
 whether no event up to ``C`` is a stop held in the past (or the resume ending one), and the
 identity of the journal's entry at ``C`` (checked before a checkpoint is trusted: a journal
@@ -22,12 +23,12 @@ import weakref
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-import orjson
 from eventsourcing.persistence import ApplicationRecorder, Notification
 
+from lineage_es.read.checkpoint_rows import CheckpointView, encode_rows
 from lineage_es.read.decoding import read_journal
 from lineage_es.read.projection import Projector
 from lineage_es.read.row_changes import AS_OF_HANDLERS
@@ -41,7 +42,7 @@ FULL_EVERY = 16
 
 #: The checkpoints' format, part of each one's identity: a version whose rows or handlers
 #: (:mod:`lineage_es.read.row_changes`) differ bumps it, and older checkpoints are made again.
-FORMAT = "c1"
+FORMAT = "c2"
 
 #: The earliest time of a stretch with no entry time travel applies: after every time.
 NO_TIME = "~"
@@ -77,77 +78,9 @@ def entry_identity(notification: Notification) -> str:
     return f"{FORMAT}:{n.originator_id}:{n.originator_version}:{n.topic}:{crc:08x}"
 
 
-#: A row's fields in the order a checkpoint lists them (its class's own order).
-_ROW_FIELDS = tuple(f.name for f in fields(NodeRow))
-
-
-def encode_rows(rows: Sequence[NodeRow]) -> bytes:
-    return zlib.compress(orjson.dumps([[getattr(r, f) for f in _ROW_FIELDS] for r in rows]), 6)
-
-
-def decode_rows(blob: bytes) -> list[NodeRow]:
-    rows = [NodeRow(*values) for values in orjson.loads(zlib.decompress(blob))]
-    for row in rows:
-        row.workspace = tuple(row.workspace)  # a JSON list
-    return rows
-
-
-class CheckpointView:
-    """A checkpoint's rows, read only, indexed as a :class:`MemoryView` would index them after
-    ``replace`` (without copying each row: nothing changes them)."""
-
-    def __init__(self, rows: Sequence[NodeRow], position: int) -> None:
-        self._position = position
-        self._rows = {row.nid: row for row in rows}
-        self._by_root: dict[str, list[NodeRow]] = {}
-        self._by_key: dict[str, list[NodeRow]] = {}
-        self._roots: list[NodeRow] = []
-        self._unbound: list[NodeRow] = []
-        for row in sorted(rows, key=nid_of):
-            self._by_root.setdefault(row.root_id, []).append(row)
-            self._by_key.setdefault(row.key, []).append(row)
-            if row.is_root:
-                self._roots.append(row)
-            if row.conversation is None:
-                self._unbound.append(row)
-
-    def position(self) -> int:
-        return self._position
-
-    def roots_version(self) -> int:
-        return self._position
-
-    def root_version(self, root_id: str) -> int:
-        return self._position if root_id in self._by_root else 0
-
-    def root_rows(self, root_id: str) -> list[NodeRow]:
-        return list(self._by_root.get(root_id, ()))
-
-    def find(self, conversation: str) -> list[NodeRow]:
-        return list(self._by_key.get(conversation, ()))
-
-    def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
-        return [
-            row
-            for row in self._roots
-            if (host is None or row.host == host)
-            and (row.status == "live" if live_only else row.status != "deleted")
-        ]
-
-    def all_rows(self) -> list[NodeRow]:
-        return [self._rows[nid] for nid in sorted(self._rows)]
-
-    def pending(self, host: str) -> list[NodeRow]:
-        return [row for row in self._unbound if row.status == "live" and row.host == host]
-
-
-def nid_of(row: NodeRow) -> int:
-    return row.nid
-
-
 class CheckpointStore(Protocol):
     """Where a journal's checkpoints are kept, with the views of those time travel used
-    lately, decoded (``bases``: emptied with the checkpoints)."""
+    lately, read (``bases``: emptied with the checkpoints)."""
 
     bases: OrderedDict[int, CheckpointView]
     #: Held while checkpoints are made: threads of one engine make each once.
@@ -157,7 +90,9 @@ class CheckpointStore(Protocol):
         """Every checkpoint, by position."""
         ...
 
-    def rows(self, position: int) -> bytes: ...
+    def chain(self, first: int, last: int) -> list[bytes]:
+        """The rows of every checkpoint from position ``first`` to ``last``, in order."""
+        ...
 
     def add(self, checkpoint: Checkpoint, rows: bytes) -> None:
         """Keep a checkpoint (one already kept at its position stays as it is)."""
@@ -181,8 +116,8 @@ class MemoryCheckpoints:
     def index(self) -> list[Checkpoint]:
         return [self._kept[p][0] for p in sorted(self._kept)]
 
-    def rows(self, position: int) -> bytes:
-        return self._kept[position][1]
+    def chain(self, first: int, last: int) -> list[bytes]:
+        return [self._kept[p][1] for p in sorted(self._kept) if first <= p <= last]
 
     def add(self, checkpoint: Checkpoint, rows: bytes) -> None:
         self._kept.setdefault(checkpoint.position, (checkpoint, rows))
@@ -213,11 +148,12 @@ class SqlCheckpoints:
             for p, f, lo, hi, h, c in found
         ]
 
-    def rows(self, position: int) -> bytes:
+    def chain(self, first: int, last: int) -> list[bytes]:
         found = self._view._query(
-            "SELECT rows FROM lineage_checkpoints WHERE position = ?", (position,)
+            "SELECT rows FROM lineage_checkpoints WHERE position BETWEEN ? AND ? ORDER BY position",
+            (first, last),
         )
-        return bytes(found[0][0])
+        return [bytes(blob) for (blob,) in found]
 
     def add(self, checkpoint: Checkpoint, rows: bytes) -> None:
         c = checkpoint
@@ -240,7 +176,7 @@ class SqlCheckpoints:
 
 
 #: The checkpoints of each ``memory://`` journal, by its recorder (they go with it), and of
-#: each SQL view (its decoded bases go with the engine).
+#: each SQL view (its bases, read, go with the engine).
 _STORES: weakref.WeakKeyDictionary[Any, CheckpointStore] = weakref.WeakKeyDictionary()
 
 
@@ -274,17 +210,14 @@ def trusted(recorder: ApplicationRecorder, store: CheckpointStore) -> list[Check
     return index
 
 
-def base_rows(store: CheckpointStore, index: Sequence[Checkpoint], at: int) -> list[NodeRow]:
-    """The rows of the checkpoint ``index[at]``: its latest full checkpoint's, with the
-    deltas since applied, in ``nid`` order."""
+def base_view(store: CheckpointStore, index: Sequence[Checkpoint], at: int) -> CheckpointView:
+    """The view at the checkpoint ``index[at]``: its latest full checkpoint's rows, with the
+    deltas since applied (each root's decoded when first asked for)."""
     first = at
     while not index[first].full:
         first -= 1
-    rows: dict[int, NodeRow] = {}
-    for checkpoint in index[first : at + 1]:
-        for row in decode_rows(store.rows(checkpoint.position)):
-            rows[row.nid] = row
-    return [rows[nid] for nid in sorted(rows)]
+    position = index[at].position
+    return CheckpointView(store.chain(index[first].position, position), position)
 
 
 def extend(
@@ -308,7 +241,7 @@ def _extend(
         return index
     view = MemoryView()
     if last is not None:
-        view.replace(base_rows(store, index, len(index) - 1), start)
+        view.replace(base_view(store, index, len(index) - 1).all_rows(), start)
     changed: dict[int, NodeRow] = {}
 
     def listen(rows: Sequence[NodeRow], expected: int, position: int) -> None:
@@ -341,7 +274,7 @@ def _extend(
             checkpoint = Checkpoint(
                 position, full, stretch_min, prefix_max, held_free, entry_identity(entry)
             )
-            blob = encode_rows(rows)
+            blob = encode_rows(rows, full=full)
             try:
                 store.add(checkpoint, blob)
             except Exception:  # any driver's refusal to write

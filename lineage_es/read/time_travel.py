@@ -21,20 +21,20 @@ from collections.abc import Sequence
 
 from eventsourcing.persistence import ApplicationRecorder
 
+from lineage_es.read.checkpoint_rows import CheckpointView, nid_of
 from lineage_es.read.checkpoints import (
     Checkpoint,
     CheckpointStore,
-    CheckpointView,
-    base_rows,
+    base_view,
     checkpoint_store,
     extend,
-    nid_of,
 )
 from lineage_es.read.decoding import JournalEvent, read_journal
 from lineage_es.read.projection import Projector
 from lineage_es.read.view import MemoryView, NodeRow, ViewStore
 
-#: Checkpoints' views kept decoded by each engine (each about as big as the view it was).
+#: Checkpoints' views kept read by each engine: their blobs (a few MB at a million events)
+#: and the roots decoded so far (the whole view, once every row was asked for).
 BASES_KEPT = 2
 
 
@@ -162,12 +162,13 @@ def _at_or_before(
 
 
 def _base(store: CheckpointStore, index: Sequence[Checkpoint], at: int) -> CheckpointView:
-    """The view of checkpoint ``index[at]``, decoded once and kept for the next questions."""
+    """The view of checkpoint ``index[at]``, read once and kept for the next questions (with
+    the roots they decode)."""
     position = index[at].position
     bases = store.bases
     base = bases.get(position)
     if base is None:
-        base = bases[position] = CheckpointView(base_rows(store, index, at), position)
+        base = bases[position] = base_view(store, index, at)
         while len(bases) > BASES_KEPT:
             bases.popitem(last=False)
     else:

@@ -5,10 +5,12 @@ journal they were made from is not the one in the store."""
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -16,7 +18,8 @@ from lineage_es.cli.main import main
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.journal import rebuild_time_travel
 from lineage_es.read import checkpoints
-from lineage_es.read.checkpoints import Checkpoint, checkpoint_store, encode_rows
+from lineage_es.read.checkpoint_rows import encode_rows
+from lineage_es.read.checkpoints import Checkpoint, checkpoint_store
 from lineage_es.read.view import NodeRow
 from tests.support.past_view import past_queries
 from tests.support.random_journals import ROOTS, answers, child_of, feed_steps
@@ -63,7 +66,9 @@ def test_a_checkpoint_of_another_journal_at_the_same_position_is_dropped_not_use
 ) -> None:
     store = checkpoint_store(journaled.app.recorder, journaled.view)
     wrong = NodeRow(7, "x", "claude", "ghost", "ghost", None, None, 0, "live", "native", "")
-    store.add(Checkpoint(10, True, "", "", True, "another:1:topic:0"), encode_rows([wrong]))
+    store.add(
+        Checkpoint(10, True, "", "", True, "another:1:topic:0"), encode_rows([wrong], full=True)
+    )
     past = journaled.as_of(position=12)
     assert answers(past) == answers(past_queries(journaled, position=12))
     assert "another:1:topic:0" not in {c.checked for c in kept(journaled)}
@@ -125,6 +130,23 @@ def test_threads_travelling_at_once_each_answer_as_a_full_replay(journaled: Engi
     with ThreadPoolExecutor(max_workers=len(positions)) as pool:
         got = list(pool.map(lambda p: answers(journaled.as_of(position=p)), positions))
     assert got == [answers(past_queries(journaled, position=p)) for p in positions]
+
+
+def test_checkpoints_of_the_previous_layout_are_dropped_and_made_again(
+    journaled: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder = journaled.app.recorder
+    entry = checkpoints.entry_at(recorder, 10)
+    assert entry is not None
+    with monkeypatch.context() as previous:
+        previous.setattr(checkpoints, "FORMAT", "c1")
+        checked = checkpoints.entry_identity(entry)
+    rows = [[7, "x", "claude", "ghost", "ghost", None, None, 0, "live", "native", ""]]
+    old = Checkpoint(10, True, "", "", True, checked)
+    checkpoint_store(recorder, journaled.view).add(old, zlib.compress(orjson.dumps(rows)))
+    past = journaled.as_of(position=12)
+    assert answers(past) == answers(past_queries(journaled, position=12))
+    assert {c.checked.split(":")[0] for c in kept(journaled)} == {checkpoints.FORMAT}
 
 
 def test_checkpoints_of_another_format_are_made_again(
