@@ -28,26 +28,46 @@ from lineage_es.errors import (
     UnknownConversation,
     UnknownHost,
 )
-from lineage_es.model import (
-    AgentLineage,
-    Chain,
-    ForestNode,
-    LineageTree,
-    Member,
-    Peer,
-    Provenance,
-    Subagent,
-)
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine, open_engine
+    from lineage_es.model import (
+        AgentLineage,
+        Chain,
+        ForestNode,
+        LineageTree,
+        Member,
+        Peer,
+        Provenance,
+        Subagent,
+    )
     from lineage_es.read.answers import TreeReader
 
 __version__ = "0.2.0.dev0"
 
 
+#: The answers' classes, exported from :mod:`lineage_es.model` when first asked for.
+_MODEL_NAMES = frozenset(
+    (
+        "AgentLineage",
+        "Chain",
+        "ForestNode",
+        "LineageTree",
+        "Member",
+        "Peer",
+        "Provenance",
+        "Subagent",
+    )
+)
+
+
 def __getattr__(name: str) -> Any:
-    # The engine pulls in eventsourcing; keep `import lineage_es` light for hook processes.
+    # Every process imports this package first, and most never need these: the engine pulls
+    # in eventsourcing; the model builds a dozen dataclasses, which a hook has no use for.
+    if name in _MODEL_NAMES:
+        from lineage_es import model
+
+        return getattr(model, name)
     if name in ("Engine", "open_engine"):
         from lineage_es.engine import engine
 

@@ -8,33 +8,19 @@ and a short tuple of facts. The engine and the domain understand facts without k
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Literal, TypeAlias, get_args
+from datetime import datetime
+from typing import TypeAlias
 
-#: Row ``n`` of a recording without times of its own happens at this instant plus ``n``
-#: seconds (the replay's logical clock, so that start order is row order).
-LOGICAL_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
-
-
-Host = Literal["claude", "codex", "cursor"]
-#: Every host, in the order :data:`Host` names them: the one list of hosts (a host adapter in
-#: :mod:`lineage_es.hosts` for each, the CLI's choices, install-hooks, the replay's schema).
-HOSTS: tuple[Host, ...] = get_args(Host)
-
-Resolution = Literal["native", "registry", "confirmed", "transcript", "inferred"]
-RESOLUTIONS: tuple[Resolution, ...] = get_args(Resolution)
-
-#: How strongly a resolution places an edge; a weaker placement never overrides a stronger one.
-RESOLUTION_STRENGTH: dict[str, int] = {
-    "inferred": 0,
-    "registry": 1,
-    "confirmed": 2,
-    "transcript": 3,
-    "native": 3,
-}
-
-DeleteReason = Literal["user", "parent-teardown", "revoked", "gc"]
-DELETE_REASONS: tuple[DeleteReason, ...] = get_args(DeleteReason)
+# The words facts use: defined in lineage_es.vocabulary, which a reader imports without
+# building the fact classes below, and named here too for the code that writes facts.
+from lineage_es.vocabulary import DELETE_REASONS as DELETE_REASONS  # noqa: PLC0414
+from lineage_es.vocabulary import HOSTS as HOSTS  # noqa: PLC0414
+from lineage_es.vocabulary import LOGICAL_EPOCH as LOGICAL_EPOCH  # noqa: PLC0414
+from lineage_es.vocabulary import RESOLUTION_STRENGTH as RESOLUTION_STRENGTH  # noqa: PLC0414
+from lineage_es.vocabulary import RESOLUTIONS as RESOLUTIONS  # noqa: PLC0414
+from lineage_es.vocabulary import DeleteReason as DeleteReason  # noqa: PLC0414
+from lineage_es.vocabulary import Host as Host  # noqa: PLC0414
+from lineage_es.vocabulary import Resolution as Resolution  # noqa: PLC0414
 
 
 @dataclass(frozen=True, slots=True)

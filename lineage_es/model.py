@@ -27,7 +27,7 @@ from typing import (
     overload,
 )
 
-from lineage_es.facts import Resolution
+from lineage_es.vocabulary import Resolution
 
 Relation = Literal[
     "self", "child", "descendant", "parent", "ancestor", "sibling", "kin", "unrelated"

@@ -18,8 +18,8 @@ import click
 import orjson
 
 from lineage_es.errors import AmbiguousConversation, LineageError
-from lineage_es.facts import HOSTS
 from lineage_es.model import to_json
+from lineage_es.vocabulary import HOSTS
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine

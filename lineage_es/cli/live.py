@@ -24,7 +24,7 @@ from lineage_es.cli.common import (
     scope_option,
     store_option,
 )
-from lineage_es.facts import HOSTS
+from lineage_es.vocabulary import HOSTS
 
 if TYPE_CHECKING:
     from lineage_es.hook_config import ConfigChange, Scope

@@ -1,62 +1,120 @@
 """The ``lineage`` command: see and keep your agents' history.
 
-This module holds the ``lineage`` group, ``tree``, and the commands that correct the journal
-(rename, delete); the questions about conversations (show, relation, chain, provenance,
-family, agents) live in :mod:`lineage_es.cli.questions`, the other commands in
-:mod:`lineage_es.cli.journal`, :mod:`lineage_es.cli.imports` and :mod:`lineage_es.cli.live`,
-and all are registered here. Each command is thin over
-:mod:`lineage_es.engine.engine`: it opens the store, asks one question and prints the answer.
-Errors print their reason and exit with status 2, never a traceback.
+This module holds the ``lineage`` group and the map of its commands; each command lives in
+its own module (:mod:`~lineage_es.cli.tree`, :mod:`~lineage_es.cli.questions` for show,
+relation, chain, provenance, family and agents, :mod:`~lineage_es.cli.corrections`,
+:mod:`~lineage_es.cli.journal`, :mod:`~lineage_es.cli.imports`, :mod:`~lineage_es.cli.live`
+...), imported only when it runs (:class:`~lineage_es.cli.lazy.LazyGroup`): a new process
+answering ``lineage show`` loads show's module and no other command's. Each command is thin
+over :mod:`lineage_es.engine.engine`: it opens the store, asks one question and prints the
+answer. Errors print their reason and exit with status 2, never a traceback.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
-
 import click
 
-from lineage_es.cli import demo, fold, imports, journal, live, mcp, mcp_install, questions
-from lineage_es.cli.common import (
-    host_option,
-    open_reader,
-    open_store,
-    plural,
-    reports_errors,
-    resolve_ids,
-    store_option,
-    use_color,
-)
-from lineage_es.cli.output import write_out
-from lineage_es.facts import DELETE_REASONS
-from lineage_es.read.quiet import (
-    QUIET_AFTER_ENV,
-    QuietSplit,
-    left_out_line,
-    parse_duration,
-    split_quiet,
-)
-from lineage_es.read.render import (
-    dumps_deep,
-    forest_data,
-    forest_dot,
-    forest_json,
-    forest_mermaid,
-    forest_text,
-)
+from lineage_es.cli.lazy import Lazy, LazyGroup
 
-if TYPE_CHECKING:
-    from lineage_es.engine.engine import Engine
-    from lineage_es.model import ForestNode
-    from lineage_es.read.answers import TreeReader
-    from lineage_es.read.readonly import ViewReader
+#: Every command: where it is defined, and the summary ``lineage --help`` lists it with (the
+#: first sentence of its help; a test holds each to the command's own).
+COMMANDS: dict[str, Lazy] = {
+    "agents": Lazy(
+        "lineage_es.cli.questions:agents",
+        "List every known agent with its relation to the one asking (an orchestrator's "
+        "list_agents, as a tree rather than a flat list).",
+    ),
+    "chain": Lazy(
+        "lineage_es.cli.questions:chain",
+        "Print CONVERSATION's delegation chain up to its root (at most 20 hops).",
+    ),
+    "delete": Lazy(
+        "lineage_es.cli.corrections:delete",
+        "Delete CONVERSATION and its whole subtree (journaled, never silent), and say how "
+        "many nodes that was.",
+    ),
+    "demo": Lazy(
+        "lineage_es.cli.demo:demo",
+        "Put the demo recordings into a demo store of their own, and say how to look at it.",
+    ),
+    "family": Lazy(
+        "lineage_es.cli.questions:family",
+        "List every node of ROOT's family that is not deleted, with depth, name, status.",
+    ),
+    "fold": Lazy(
+        "lineage_es.cli.fold:fold",
+        "Journal the rows the hook accepted into the store's inbox.",
+    ),
+    "hook": Lazy(
+        "lineage_es.cli.live:hook",
+        "Journal one hook payload read from stdin: what Claude Code, Codex or Cursor runs.",
+    ),
+    "import": Lazy(
+        "lineage_es.cli.imports:import_command",
+        "Import the hosts' own agent history: months of past sessions become journal events, "
+        "so tree, family and time travel answer for the past too, and keep it after the "
+        "hosts delete their transcripts (Claude Code after 30 days by default).",
+    ),
+    "ingest": Lazy(
+        "lineage_es.cli.journal:ingest",
+        "Journal recorded streams: hook captures, `lineage hook --record` files, Claude "
+        "session transcripts (with their subagents folder) and Codex rollouts.",
+    ),
+    "install-hooks": Lazy(
+        "lineage_es.cli.live:install_hooks",
+        "Add lineage's hook to each host's own hook config, keeping every existing entry.",
+    ),
+    "install-mcp": Lazy(
+        "lineage_es.cli.mcp_install:install_mcp",
+        "Add the lineage MCP server to each host's own MCP config, keeping everything else.",
+    ),
+    "journal": Lazy(
+        "lineage_es.cli.journal:journal",
+        "Keep the journal: export, import, verify, rebuild the view.",
+    ),
+    "mcp": Lazy(
+        "lineage_es.cli.mcp:mcp",
+        "Serve MCP on stdin/stdout: tools an agent calls to learn who it is.",
+    ),
+    "provenance": Lazy(
+        "lineage_es.cli.questions:provenance",
+        "What a message from SENDER to RECIPIENT should carry, as JSON (--format text: in "
+        "words, for a person).",
+    ),
+    "relation": Lazy(
+        "lineage_es.cli.questions:relation",
+        "Say what A is to B: self, child, descendant, parent, ancestor, sibling, kin or unrelated.",
+    ),
+    "rename": Lazy(
+        "lineage_es.cli.corrections:rename",
+        "Give CONVERSATION a display name (journaled; the last rename wins).",
+    ),
+    "serve": Lazy(
+        "lineage_es.cli.live:serve",
+        "Show the agent forest as a live web page, and answer lineage questions over a small "
+        "read-only HTTP JSON API.",
+    ),
+    "show": Lazy(
+        "lineage_es.cli.questions:show",
+        "Print CONVERSATION's lineage (root, parent, depth, resolution) and its tree, as "
+        "JSON (--format text: the same, a field a line, for a person).",
+    ),
+    "tree": Lazy(
+        "lineage_es.cli.tree:tree",
+        "Draw the live forest, or the tree of CONVERSATION's root.",
+    ),
+    "uninstall-hooks": Lazy(
+        "lineage_es.cli.live:uninstall_hooks",
+        "Remove exactly the hook entries install-hooks added; everything else stays.",
+    ),
+    "uninstall-mcp": Lazy(
+        "lineage_es.cli.mcp_install:uninstall_mcp",
+        "Take out exactly the MCP server entry install-mcp added; everything else stays.",
+    ),
+}
 
-#: The reasons a user may give for a delete (a descendant's, parent-teardown, is the
-#: journal's own).
-USER_DELETE_REASONS = tuple(r for r in DELETE_REASONS if r != "parent-teardown")
 
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="lineage-es")
 def main() -> None:
     """See which AI coding agent spawned which, live and back in time.
@@ -74,288 +132,6 @@ def main() -> None:
       lineage journal export -o j.jsonl keep a portable copy of the journal
     """
 
-
-@main.command()
-@click.argument("conversation", required=False)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "mermaid", "dot"]),
-    default="text",
-    show_default=True,
-    help="text: a unicode tree; json: nested roots; mermaid/dot: a picture to render.",
-)
-@click.option(
-    "--all", "include_stopped", is_flag=True, help="Include stopped nodes and quiet roots."
-)
-@click.option(
-    "--quiet-after",
-    "quiet_after",
-    default="2h",
-    show_default=True,
-    envvar=QUIET_AFTER_ENV,
-    show_envvar=True,
-    metavar="DURATION",
-    help="Leave out live roots whose tree has had no fact for this long (90s, 30m, 2h, 1d; "
-    "off: none).",
-)
-@click.option("--at", "at_time", default=None, help="Show the tree as of this ISO-8601 time.")
-@click.option(
-    "--position",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Show the tree as of journal position N (at most the journal's last position).",
-)
-@click.option("--watch", is_flag=True, help="Redraw whenever new facts arrive (Ctrl-C stops).")
-@click.option(
-    "--interval",
-    type=click.FloatRange(min=0.05),
-    default=1.0,
-    show_default=True,
-    help="With --watch: seconds between looks at the journal.",
-)
-@host_option
-@store_option
-@reports_errors
-def tree(
-    conversation: str | None,
-    fmt: str,
-    include_stopped: bool,
-    quiet_after: str,
-    at_time: str | None,
-    position: int | None,
-    watch: bool,
-    interval: float,
-    host: str | None,
-    store: str | None,
-) -> None:
-    """Draw the live forest, or the tree of CONVERSATION's root.
-
-    Marks: ● live ○ stopped; ✓ confirmed, ✎ from a transcript, · from the registry,
-    ? inferred by ordering; then depth, status and age. --at and --position travel back in
-    time, ages counted from the moment shown (--at's time; for --position, the time the
-    journal had reached there, else now); --watch keeps drawing the live forest as hooks
-    report (JSON: one line per drawing).
-
-    A live root whose whole tree has had no fact for --quiet-after (default 2h, or
-    LINEAGE_QUIET_AFTER) is left out, and a last line says how many were (on stderr for
-    json, mermaid and dot); --all shows them, marked "quiet 3h". Quiet is counted up to the
-    moment shown; nothing is stopped for being quiet (status stays live).
-
-    \b
-    Examples:
-      lineage tree --watch --all        keep the whole forest on screen, live
-      lineage tree --format mermaid     a picture for a Markdown page
-    """
-    if watch and (at_time is not None or position is not None):
-        raise click.UsageError("--watch draws the live forest; it cannot go with --at/--position")
-    after = _quiet_limit(quiet_after)
-    moment: datetime | None = None  # the moment ages are counted from; None: now
-    with open_reader(store, waits=watch) as engine:
-        if conversation is not None:  # a unique prefix names it, as everywhere
-            (conversation,) = resolve_ids(engine, host, conversation)
-        if watch:
-            color = use_color()
-
-            def draw() -> None:
-                forest = engine.forest(host, include_stopped=include_stopped, root=conversation)
-                split = _split_quiet(engine, forest, None, after, include_stopped, conversation)
-                if color:
-                    click.clear()
-                _print_forest(split.shown, fmt, color=color, compact=True, split=split, after=after)
-
-            refresh = None if after is None else max(interval, QUIET_REFRESH)
-            live.watch_loop(engine.position, draw, interval=interval, refresh=refresh)
-            return
-        reader: Engine | ViewReader | TreeReader = engine
-        if at_time is not None or position is not None:
-            when = _parse_time(at_time) if at_time is not None else None
-            if position is not None and position > (last := engine.position()):
-                raise click.BadParameter(
-                    f"{position} is past the journal's end: its last position is {last}",
-                    param_hint="'--position'",
-                )
-            reader = past = engine.as_of(position=position, time=when)
-            forest = past.forest(host, include_stopped=include_stopped, root=conversation)
-            moment = when if when is not None else _time_at_position(engine, position or 0)
-        else:
-            forest = engine.forest(host, include_stopped=include_stopped, root=conversation)
-        split = _split_quiet(reader, forest, moment, after, include_stopped, conversation)
-    _print_forest(split.shown, fmt, color=use_color(), now=moment, split=split, after=after)
-
-
-#: With --watch and a quiet limit, the tree is drawn again at least this often (seconds), so
-#: a root that goes quiet leaves it without waiting for a new fact.
-QUIET_REFRESH = 30.0
-
-
-def _quiet_limit(text: str) -> timedelta | None:
-    """``--quiet-after``'s duration (``None``: off), or a usage error saying what it takes
-    and where the value came from (the flag or :data:`QUIET_AFTER_ENV`)."""
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        source = click.get_current_context().get_parameter_source("quiet_after")
-        from_env = source is click.core.ParameterSource.ENVIRONMENT
-        hint = f"{QUIET_AFTER_ENV} (environment)" if from_env else "'--quiet-after'"
-        raise click.BadParameter(str(exc), param_hint=hint) from None
-
-
-def _split_quiet(
-    reader: Engine | ViewReader | TreeReader,
-    forest: tuple[ForestNode, ...],
-    moment: datetime | None,
-    after: timedelta | None,
-    include_stopped: bool,
-    conversation: str | None,
-) -> QuietSplit:
-    """``forest`` split by quietness at ``moment`` (now when ``None``): quiet roots left out
-    unless ``--all`` or one root was asked for. A root that looks quiet by its drawn nodes is
-    checked against every node of its family (stopped ones a live-only tree does not draw)."""
-
-    def newest_of(root: ForestNode) -> str | None:
-        times = [m.last_seen for m in reader.family(root.conversation, root.host) if m.last_seen]
-        return max(times, default=None)
-
-    return split_quiet(
-        forest,
-        now=moment or datetime.now(UTC),
-        after=after,
-        keep=include_stopped or conversation is not None,
-        newest_of=newest_of,
-    )
-
-
-def _time_at_position(engine: Engine | ViewReader, position: int) -> datetime | None:
-    """The moment a tree as of journal ``position`` shows, for its ages: the latest time of
-    the entries up to it (a page back at most; an index entry may carry an earlier time than
-    the event before it). ``None`` when none has a time: ages are then counted from now."""
-    stamp = ""
-    for event in engine.journal(start=max(0, position - 100), stop=position):
-        stamp = max(stamp, event.timestamp)
-    return datetime.fromisoformat(stamp) if stamp else None
-
-
-def _print_forest(
-    forest: tuple[ForestNode, ...],
-    fmt: str,
-    *,
-    color: bool = False,
-    compact: bool = False,
-    now: datetime | None = None,
-    split: QuietSplit | None = None,
-    after: timedelta | None = None,
-) -> None:
-    """Print ``forest`` in ``fmt``, all of it or an error (:func:`write_out`). ``compact`` is
-    a ``--watch`` drawing: JSON on one line, and, without colour (no screen to clear), a
-    blank line after each text drawing. ``split`` marks quiet roots in text and says how many
-    were left out: a last line of the text, on stderr for the other formats (their output
-    keeps its form: JSON stays ``{"roots": [...]}``)."""
-    left_out = ""
-    if split is not None and split.left_out and after is not None:
-        left_out = left_out_line(split.left_out, after)
-    if fmt == "json":
-        data = dumps_deep(forest_data(forest)) if compact else forest_json(forest)
-        write_out(data + b"\n")
-        if left_out:
-            click.echo(left_out, err=True)
-        return
-    if fmt == "mermaid":
-        text = forest_mermaid(forest)
-    elif fmt == "dot":
-        text = forest_dot(forest)
-    else:
-        quiet = split.quiet if split is not None else None
-        text = forest_text(forest, now=now, color=color, quiet=quiet)
-        if left_out:
-            text += "\n" + left_out
-        left_out = ""
-        if compact and not color:
-            text += "\n"
-    write_out(f"{text}\n".encode())
-    if left_out:
-        click.echo(left_out, err=True)
-
-
-def _parse_time(text: str) -> datetime:
-    """``--at``'s ISO-8601 time (no zone: UTC), as the hosts' own times are read."""
-    from lineage_es.hosts.base import parse_time
-
-    moment = parse_time(text)
-    if moment is None:
-        raise click.BadParameter(f"{text!r} is not an ISO-8601 time", param_hint="--at")
-    return moment
-
-
-@main.command()
-@click.argument("conversation")
-@click.argument("name")
-@host_option
-@store_option
-@reports_errors
-def rename(conversation: str, name: str, host: str | None, store: str | None) -> None:
-    """Give CONVERSATION a display name (journaled; the last rename wins).
-
-    The name shows in `lineage tree`, `family` and `agents`. The journal must exist already.
-
-    \b
-    Example:
-      lineage rename a1000000000000001 "test runner"
-    """
-    if not name.strip():
-        raise click.BadParameter("a name cannot be empty or only spaces", param_hint="'NAME'")
-    with open_store(store, create=False) as engine:
-        (conversation,) = resolve_ids(engine, host, conversation)
-        engine.rename(conversation, name, host=host)
-
-
-@main.command()
-@click.argument("conversation")
-@click.option(
-    "--reason",
-    type=click.Choice(USER_DELETE_REASONS),
-    default="user",
-    show_default=True,
-    help="Why; each descendant is recorded as parent-teardown.",
-)
-@host_option
-@store_option
-@reports_errors
-def delete(conversation: str, reason: str, host: str | None, store: str | None) -> None:
-    """Delete CONVERSATION and its whole subtree (journaled, never silent), and say how
-    many nodes that was. The journal must exist already.
-
-    \b
-    Examples:
-      lineage delete a1000000000000001
-      lineage delete 5f1c2e4a-... --reason gc     a whole root and its family
-    """
-    with open_store(store, create=False) as engine:
-        (conversation,) = resolve_ids(engine, host, conversation)
-        before = len(engine.family(conversation, host))
-        engine.delete(conversation, reason, host=host)
-        deleted = before - len(engine.family(conversation, host))
-    click.echo(f"deleted {plural(deleted, 'node')}", err=True)
-
-
-main.add_command(demo.demo)
-main.add_command(questions.show)
-main.add_command(questions.relation)
-main.add_command(questions.chain)
-main.add_command(questions.provenance)
-main.add_command(questions.family)
-main.add_command(questions.agents)
-main.add_command(journal.ingest)
-main.add_command(journal.journal)
-main.add_command(imports.import_command)
-main.add_command(live.hook)
-main.add_command(fold.fold)
-main.add_command(live.install_hooks)
-main.add_command(live.uninstall_hooks)
-main.add_command(mcp_install.install_mcp)
-main.add_command(mcp_install.uninstall_mcp)
-main.add_command(live.serve)
-main.add_command(mcp.mcp)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

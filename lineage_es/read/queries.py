@@ -12,7 +12,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from lineage_es.errors import AmbiguousConversation, UnknownConversation
-from lineage_es.facts import Resolution
 from lineage_es.model import (
     AgentLineage,
     Chain,
@@ -25,6 +24,7 @@ from lineage_es.model import (
     Subagent,
 )
 from lineage_es.read.view import NodeRow, ViewStore
+from lineage_es.vocabulary import Resolution
 
 MAX_CHAIN_HOPS = 20
 ROOT_CACHE_SIZE = 512

@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 import orjson
 
-from lineage_es.facts import LOGICAL_EPOCH
 from lineage_es.model import ForestNode, to_json
 from lineage_es.read.quiet import quiet_label
+from lineage_es.vocabulary import LOGICAL_EPOCH
 
 STATUS_MARK = {"live": "●", "stopped": "○", "deleted": "✕"}
 RESOLUTION_MARK = {

@@ -15,12 +15,12 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from lineage_es.facts import HOSTS
 from lineage_es.hosts.base import parse_time
 from lineage_es.model import to_json
 from lineage_es.read.prefixes import resolve_prefix
 from lineage_es.read.render import dumps_deep, forest_data
 from lineage_es.serve.changes import ForestChanges, encode, node_data
+from lineage_es.vocabulary import HOSTS
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine

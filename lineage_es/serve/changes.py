@@ -8,14 +8,14 @@ its root aggregate), so an update costs what changed, never the size of the fore
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 
-from lineage_es.domain.events import RootCreated, RootRedated
 from lineage_es.domain.ids import root_id
 from lineage_es.model import ForestNode
 from lineage_es.read.render import dumps_deep
@@ -24,11 +24,27 @@ if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
     from lineage_es.read.readonly import ViewReader
 
-#: Every journal topic of a root aggregate starts so; index and ledger entries do not.
-ROOT_TOPIC_PREFIX = RootCreated.TOPIC.rsplit(".", 1)[0] + "."
 
-#: Topics whose entry names its root's host and conversation.
-NAMING_TOPICS = frozenset((RootCreated.TOPIC, RootRedated.TOPIC))
+class RootTopics(NamedTuple):
+    """How a journal entry's topic says it is a root's, and that it names the root."""
+
+    #: Every journal topic of a root aggregate starts so; index and ledger entries do not.
+    prefix: str
+    #: Topics whose entry names its root's host and conversation.
+    naming: frozenset[str]
+
+
+@functools.cache
+def root_topics() -> RootTopics:
+    """The root aggregate's topics, read from its event classes on first use: they import
+    the event library, which a server answering from the view loads only once it reads
+    the journal (a change to draw), never to answer its first ``GET /tree``."""
+    from lineage_es.domain.events import RootCreated, RootRedated
+
+    return RootTopics(
+        RootCreated.TOPIC.rsplit(".", 1)[0] + ".",
+        frozenset((RootCreated.TOPIC, RootRedated.TOPIC)),
+    )
 
 
 def encode(data: object) -> bytes:
@@ -139,10 +155,11 @@ class ForestChanges:
         touched last."""
         touched: dict[str, None] = {}
         unnamed = False
+        topics = root_topics()
         for event in self.engine.journal(start, stop):
-            if not event.topic.startswith(ROOT_TOPIC_PREFIX):
+            if not event.topic.startswith(topics.prefix):
                 continue
-            if event.topic in NAMING_TOPICS:
+            if event.topic in topics.naming:
                 ref = RootRef(str(event.state["host"]), str(event.state["conversation"]))
                 with self._lock:
                     self._names[event.originator_id] = ref
