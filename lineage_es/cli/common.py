@@ -129,6 +129,17 @@ def _point_stdout_at_devnull() -> None:
         pass
 
 
+def checked_store(value: str | None, check: Callable[[str], str]) -> str | None:
+    """``--store`` as ``check`` makes it (``None`` stays ``None``), its refusal (a
+    :class:`LineageError`) turned into click's usage error before anything is written."""
+    if value is None:
+        return None
+    try:
+        return check(value)
+    except LineageError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--store'") from None
+
+
 def open_reader(store: str | None, *, waits: bool = False) -> Engine | ViewReader:
     """Open ``store`` to answer questions (as :func:`open_store` with ``create=False``): from
     the materialised view, without importing the event library, while the view is current and

@@ -18,6 +18,7 @@ import click
 from lineage_es.cli.common import (
     HOST_CHOICE,
     HOSTS_IN_WORDS,
+    checked_store,
     dry_run_option,
     open_reader,
     reports_errors,
@@ -154,14 +155,9 @@ def install_hooks(
 def _store_a_hook_can_use(value: str | None) -> str | None:
     """Refuse, before anything is written, a store no hook could keep anything in: every
     hook would fail later, and say so only in hook.log."""
-    from lineage_es.hook_config import HookConfigError, hook_store
+    from lineage_es.hook_config import hook_store
 
-    if value is None:
-        return None
-    try:
-        return hook_store(value)
-    except HookConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--store'") from None
+    return checked_store(value, hook_store)
 
 
 @click.command("uninstall-hooks")

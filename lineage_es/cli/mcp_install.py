@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lineage_es.cli.common import HOST_CHOICE, dry_run_option, reports_errors, scope_option
+from lineage_es.cli.common import (
+    HOST_CHOICE,
+    checked_store,
+    dry_run_option,
+    reports_errors,
+    scope_option,
+)
 
 if TYPE_CHECKING:
     from lineage_es.hook_config import Scope
@@ -23,14 +29,9 @@ if TYPE_CHECKING:
 
 def _server_store(value: str | None) -> str | None:
     """Refuse, before anything is written, a store the server could read nothing from."""
-    from lineage_es.mcp_config import McpConfigError, server_store
+    from lineage_es.mcp_config import server_store
 
-    if value is None:
-        return None
-    try:
-        return server_store(value)
-    except McpConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--store'") from None
+    return checked_store(value, server_store)
 
 
 @click.command("install-mcp")
