@@ -56,13 +56,21 @@ class CallerFinder:
         self.adapters = tuple(hosts.adapters() if adapters is None else adapters)
 
     def identify(
-        self, meta: Mapping[str, Any] | None, tool: str, arguments: Mapping[str, Any] | None
+        self,
+        meta: Mapping[str, Any] | None,
+        tool: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        host: str | None = None,
     ) -> Identified:
-        """The caller of a call of ``tool`` with ``arguments`` and ``meta`` (its ``_meta``);
-        :class:`CallerUnknown` saying why when it cannot be told."""
+        """The caller of a call of ``tool`` with ``arguments`` and ``meta`` (its ``_meta``), by
+        every host's rule, or only by ``host``'s when the call is known to be that host's (a
+        recorded one); :class:`CallerUnknown` saying why when it cannot be told."""
         meta = meta or {}
         window: tuple[HostAdapter, CallerRule] | None = None
         for adapter in self.adapters:
+            if host is not None and adapter.host != host:
+                continue
             rule = adapter.caller_rule(meta)
             if rule is None:
                 continue

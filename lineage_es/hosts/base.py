@@ -198,6 +198,12 @@ class HostAdapter(Protocol):
         ``None`` when its rule does not apply to ``meta`` (another host's may)."""
         ...
 
+    def caller_meta_problem(self, meta: Mapping[str, Any]) -> str | None:
+        """Why ``meta``, the ``_meta`` of a recorded MCP tool call of this host, can name no
+        caller (it lacks or mistypes what this host names its caller by); ``None`` when it
+        can, or when this host names its callers some other way."""
+        ...
+
 
 def canonical_arguments(value: Any) -> str:
     """A tool call's arguments as one canonical JSON text (sorted keys), so that a hook's

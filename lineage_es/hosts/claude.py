@@ -173,6 +173,17 @@ class ClaudeAdapter:
             "tool_use", BY_TOOL_USE, subject=call, meta_field=MCP_CALL_META, hook="PreToolUse"
         )
 
+    def caller_meta_problem(self, meta: Mapping[str, Any]) -> str | None:
+        """A Claude Code call names its caller by the id of the tool call its ``PreToolUse``
+        hook journaled, which ``_meta`` must repeat."""
+        call = meta.get(MCP_CALL_META)
+        if isinstance(call, str) and call:
+            return None
+        return (
+            f"'mcp._meta' names no tool call: missing required field {MCP_CALL_META!r}, "
+            "the tool_use_id of the call's PreToolUse hook"
+        )
+
 
 def _looks_like_codex(payload: Mapping[str, Any]) -> bool:
     if "turn_id" in payload:

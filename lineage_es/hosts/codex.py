@@ -256,6 +256,18 @@ class CodexAdapter:
         names one (:meth:`meta_names_thread`, :class:`PayloadError` for mistyped metadata)."""
         return CallerRule("thread", BY_META) if self.meta_names_thread(meta) else None
 
+    def caller_meta_problem(self, meta: Mapping[str, Any]) -> str | None:
+        """A Codex call names its caller by the thread ``_meta`` states, in the form
+        :meth:`claim` reads."""
+        try:
+            self.claim(meta)
+            names = self.meta_names_thread(meta)
+        except PayloadError as exc:
+            return str(exc)
+        if names:
+            return None
+        return f"'mcp._meta' names no thread: missing required field {self.meta_thread_fields}"
+
 
 def stated_depth(parent: str | None, root: str | None) -> int:
     """The least depth ``_meta`` allows for a thread with ``parent`` under ``root``: 0 with no

@@ -173,6 +173,11 @@ class CursorAdapter:
         reads nothing from ``_meta``, so it applies to every call."""
         return CallerRule("window", BY_WINDOW, hook="beforeMCPExecution")
 
+    def caller_meta_problem(self, meta: Mapping[str, Any]) -> str | None:
+        """A Cursor call is matched by its tool and arguments (HOSTS.md 3.5): any ``_meta``
+        will do."""
+        return None
+
 
 def _event_facts(payload: Mapping[str, Any], event: str, conversation: str) -> tuple[Fact, ...]:
     """What one event from ``conversation`` means."""

@@ -20,7 +20,6 @@ from lineage_es.errors import InputError, LineageError, PayloadError, UnknownHos
 from lineage_es.facts import HOSTS, LOGICAL_EPOCH, Host, Observation
 from lineage_es.hosts import adapter
 from lineage_es.hosts.base import parse_time
-from lineage_es.hosts.claude import MCP_CALL_META
 from lineage_es.hosts.detect import (
     FORM_HOST,
     Form,
@@ -297,33 +296,11 @@ def _recording_row(path: Path, number: int, line: bytes, host: str | None) -> Ro
 
 
 def _check_meta(path: Path, number: int, host: Host, meta: Mapping[str, Any]) -> None:
-    """Refuse an MCP row that can name no caller: a Codex ``_meta`` that names no thread
-    (or is mistyped), a Claude Code ``_meta`` without the tool call's id. A Cursor call is
-    matched by its tool and arguments (HOSTS.md 3.5): any ``_meta`` will do."""
-    if host == "claude":
-        call = meta.get(MCP_CALL_META)
-        if not isinstance(call, str) or not call:
-            raise _line_error(
-                path,
-                number,
-                f"'mcp._meta' names no tool call: missing required field {MCP_CALL_META!r}, "
-                "the tool_use_id of the call's PreToolUse hook",
-            )
-        return
-    caller = adapter(host)
-    if not caller.mcp_meta:
-        return
-    try:
-        caller.claim(meta)
-        names = caller.meta_names_thread(meta)
-    except PayloadError as exc:
-        raise _line_error(path, number, str(exc)) from None
-    if not names:
-        raise _line_error(
-            path,
-            number,
-            f"'mcp._meta' names no thread: missing required field {caller.meta_thread_fields}",
-        )
+    """Refuse an MCP row whose ``_meta`` can name no caller the way its host names one
+    (:meth:`~lineage_es.hosts.base.HostAdapter.caller_meta_problem`)."""
+    problem = adapter(host).caller_meta_problem(meta)
+    if problem is not None:
+        raise _line_error(path, number, problem)
 
 
 def mcp_caller(engine: Any, row: McpRow) -> AgentLineage | None:
@@ -333,9 +310,8 @@ def mcp_caller(engine: Any, row: McpRow) -> AgentLineage | None:
     finder = _FINDERS.get(engine)
     if finder is None:
         finder = _FINDERS[engine] = CallerFinder(engine)
-    meta = row.meta if row.host != "cursor" else {}  # Cursor's names nobody
     try:
-        return finder.identify(meta, row.tool, row.arguments).lineage
+        return finder.identify(row.meta, row.tool, row.arguments, host=row.host).lineage
     except CallerUnknown:
         return None
 

@@ -97,3 +97,46 @@ def test_cursor_matches_every_call_to_its_open_before_mcp_execution_window(
 def test_a_host_whose_meta_names_its_caller_says_by_what() -> None:
     named = {each.host: each.caller_meta for each in adapters()}
     assert named == {"claude": "'claudecode/toolUseId'", "codex": "Codex thread", "cursor": ""}
+
+
+@pytest.mark.parametrize("meta", [{}, {"claudecode/toolUseId": ""}, {"claudecode/toolUseId": 5}])
+def test_a_recorded_claude_call_without_its_tool_use_id_can_name_no_caller(
+    claude: HostAdapter, meta: dict[str, Any]
+) -> None:
+    assert claude.caller_meta_problem(meta) == (
+        "'mcp._meta' names no tool call: missing required field 'claudecode/toolUseId', "
+        "the tool_use_id of the call's PreToolUse hook"
+    )
+
+
+def test_a_recorded_claude_call_repeating_its_tool_use_id_can_name_its_caller(
+    claude: HostAdapter,
+) -> None:
+    assert claude.caller_meta_problem({"claudecode/toolUseId": "toolu_01A"}) is None
+
+
+def test_a_recorded_codex_call_naming_no_thread_can_name_no_caller(codex: HostAdapter) -> None:
+    problem = codex.caller_meta_problem({"progressToken": 7})
+    assert problem is not None
+    assert problem.startswith("'mcp._meta' names no thread: missing required field ")
+
+
+def test_a_recorded_codex_call_with_mistyped_turn_metadata_says_what_is_wrong(
+    codex: HostAdapter,
+) -> None:
+    with pytest.raises(PayloadError) as caught:
+        codex.caller_rule({"x-codex-turn-metadata": 5})
+    assert codex.caller_meta_problem({"x-codex-turn-metadata": 5}) == str(caught.value)
+
+
+def test_a_recorded_codex_call_naming_its_thread_can_name_its_caller(
+    codex: HostAdapter, codex_turn: dict[str, Any]
+) -> None:
+    assert codex.caller_meta_problem({"x-codex-turn-metadata": codex_turn}) is None
+
+
+@pytest.mark.parametrize("meta", [{}, {"claudecode/toolUseId": 5}, {"x-codex-turn-metadata": 5}])
+def test_a_recorded_cursor_call_needs_nothing_in_its_meta(
+    cursor: HostAdapter, meta: dict[str, Any]
+) -> None:
+    assert cursor.caller_meta_problem(meta) is None

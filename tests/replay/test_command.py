@@ -319,6 +319,29 @@ def test_an_mcp_call_from_an_unseen_thread_has_its_stated_lineage_and_no_tree(
     assert result.exit_code == 0, result.output
 
 
+def test_a_recorded_mcp_call_is_answered_by_its_own_hosts_rule_alone(
+    tmp_path: Path, check: Check
+) -> None:
+    # A Claude Code key in a Codex call's _meta is not Codex's way of naming its caller.
+    meta = {
+        "threadId": "019a-b2",
+        "x-codex-turn-metadata": {"session_id": "019a-a1", "parent_thread_id": "019a-a1"},
+        "claudecode/toolUseId": "toolu_01A",
+    }
+    record = {"host": "codex", "at": "2026-03-01T10:00:00Z", "mcp": {"tool": "send", "_meta": meta}}
+    recorded = write_jsonl(tmp_path / "rec.jsonl", [record])
+    result, _ = check(
+        """
+        version: 1
+        steps:
+          - row: 1
+            lineage: {conversation: 019a-b2, root: 019a-a1, parent: 019a-a1, resolution: native}
+        """,
+        recording=recorded,
+    )
+    assert result.exit_code == 0, result.output
+
+
 def test_a_view_that_does_not_hold_is_reported_from_that_conversation(check: Check) -> None:
     result, _ = check(NO_CHILDREN_AT_ROW_4)
     assert result.exit_code == 1
