@@ -30,7 +30,7 @@ from tests.support.reliability_streams import Item, contention_stream
 pytestmark = pytest.mark.slow
 
 WORKERS = 8
-PAYLOADS = 500
+PAYLOADS = 250
 ROOTS = 8
 
 

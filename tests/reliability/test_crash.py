@@ -19,7 +19,7 @@ from tests.support.reliability_streams import crash_stream
 
 pytestmark = pytest.mark.slow
 
-TRIALS = 50
+TRIALS = 30
 #: Every tenth kill lands while the writer is still starting (opening the store).
 STARTUP_EVERY = 10
 REBUILD_TRIALS = 5

@@ -29,7 +29,7 @@ from tests.support.reliability_streams import crash_stream
 pytestmark = pytest.mark.slow
 
 LENGTH = 40_000
-TRIALS = 30
+TRIALS = 20
 HOOKS = 40
 
 #: Only the lineage's own events are compared: the inbox's ledgers are bookkeeping.
