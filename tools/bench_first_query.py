@@ -146,6 +146,9 @@ def main() -> None:
         child = a_subagent(url)
         env = {**os.environ, "LINEAGE_STORE": url, "NO_COLOR": "1"}
         env.pop("PYTHONPATH", None)
+        # An installed package has its bytecode (pip compiles it); an environment that forbids
+        # writing it would have every timed process compile the package anew.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         pythons = {"this": sys.executable, "installed": installed_python(Path(scratch) / "venv")}
         commands = {
             (where, name): argv

@@ -36,9 +36,9 @@ from lineage_es.read.sqlview import SqlView
 from lineage_es.read.view import MemoryView, NodeRow, ViewStore
 
 #: Journal positions between checkpoints: time travel replays at most this many entries.
-STRETCH = 2000
+STRETCH = 1000
 #: Every this many checkpoints, one holds every row; the others only the stretch's changes.
-FULL_EVERY = 16
+FULL_EVERY = 32
 
 #: The checkpoints' format, part of each one's identity: a version whose rows or handlers
 #: (:mod:`lineage_es.read.row_changes`) differ bumps it, and older checkpoints are made again.
