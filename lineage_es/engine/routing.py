@@ -15,7 +15,8 @@ from lineage_es.domain.root import RootLineage
 from lineage_es.domain.seen_events import seen_due
 from lineage_es.engine.unit import UnitOfWork
 from lineage_es.facts import Acted, ChildIdentified, Observation, RootSeen, SessionEnded
-from lineage_es.read.queries import Queries, same_workspace
+from lineage_es.read.peers import same_workspace
+from lineage_es.read.queries import Queries
 from lineage_es.read.view import ViewStore
 
 

@@ -21,64 +21,22 @@ from lineage_es.model import (
     Peer,
     Provenance,
     Relation,
-    Subagent,
+)
+from lineage_es.read.peers import (
+    ListedRoot,
+    listed,
+    listing_order,
+    oldest_first,
+    peer_of,
+    peer_signature,
+    subagent_of,
+    workspace_key,
 )
 from lineage_es.read.view import NodeRow, ViewStore
 from lineage_es.vocabulary import Resolution
 
 MAX_CHAIN_HOPS = 20
 ROOT_CACHE_SIZE = 512
-
-
-def same_workspace(a: Sequence[str], b: Sequence[str]) -> bool:
-    """Whether two lists of workspace roots name the same workspace: the same folders, in
-    any order (host adapters normalise what they journal, but a journal may also hold roots
-    whose folders are in the order the host sent them)."""
-    return a == b or sorted(set(a)) == sorted(set(b))
-
-
-def workspace_key(workspace: Sequence[str]) -> tuple[str, ...]:
-    """One key for a workspace however its folders are ordered or repeated: two lists of
-    roots have the same key exactly when :func:`same_workspace` holds for them."""
-    return tuple(sorted(set(workspace)))
-
-
-def _oldest_first(row: NodeRow) -> tuple[str, int]:
-    return (row.started_at, row.nid)
-
-
-def _subagent_of(row: NodeRow) -> Subagent | None:
-    if row.is_root:
-        return None
-    return Subagent(id=row.subagent_id or row.key, type=row.agent_type)
-
-
-def peer_of(row: NodeRow) -> Peer:
-    """A node as another caller sees it in its tree."""
-    return Peer(
-        conversation=row.key,
-        depth=row.depth,
-        started_at=row.started_at,
-        resolution=row.resolution,  # type: ignore[arg-type]
-        parent=row.parent,
-        subagent=_subagent_of(row),
-        ambiguous=row.ambiguous,
-        last_seen=row.last_seen,
-    )
-
-
-def _peer_signature(row: NodeRow) -> tuple[object, ...]:
-    return (
-        row.key,
-        row.depth,
-        row.started_at,
-        row.resolution,
-        row.parent,
-        row.subagent_id,
-        row.agent_type,
-        row.ambiguous,
-        row.last_seen,
-    )
 
 
 @dataclass
@@ -95,7 +53,7 @@ class RootSnapshot:
     peers: dict[int, tuple[tuple[object, ...], Peer]] = field(init=False)
 
     def _peer_reusing_previous(self, row: NodeRow) -> Peer:
-        signature = _peer_signature(row)
+        signature = peer_signature(row)
         known = self.previous.peers.get(row.nid) if self.previous is not None else None
         peer = known[1] if known is not None and known[0] == signature else peer_of(row)
         self.peers[row.nid] = (signature, peer)
@@ -103,7 +61,7 @@ class RootSnapshot:
 
     def __post_init__(self) -> None:
         self.peers = {}
-        self.rows.sort(key=_oldest_first)
+        self.rows.sort(key=oldest_first)
         self.by_key = {}
         for row in self.rows:
             if row.key not in self.by_key or self.by_key[row.key].status == "deleted":
@@ -148,7 +106,7 @@ class Queries:
         #: Rows absorbed into a cached root since it was built, with the position written.
         self._unmerged: dict[str, tuple[int, dict[int, NodeRow]]] = {}
         self._root_lists: dict[str, tuple[int, dict[tuple[str, ...], list[tuple[str, Peer]]]]] = {}
-        self._root_peers: dict[str, dict[int, tuple[tuple[object, ...], Peer]]] = {}
+        self._listed_roots: dict[str, dict[int, ListedRoot]] = {}
         self._other_root_lists: dict[str, tuple[int, tuple[Peer, ...]]] = {}
         self._absorbed = -1
 
@@ -222,7 +180,7 @@ class Queries:
             depth=row.depth,
             resolution=resolution or row.resolution,  # type: ignore[arg-type]
             parent=row.parent,
-            subagent=_subagent_of(row),
+            subagent=subagent_of(row),
             tree=tree,
             host=row.host,
             name=row.name,
@@ -264,21 +222,23 @@ class Queries:
     def _live_roots(self, host: str) -> dict[tuple[str, ...], list[tuple[str, Peer]]]:
         """The live roots of ``host``, oldest first, grouped by workspace (the same folders in
         any order are one workspace: :func:`same_workspace`); rebuilt when a root changes,
-        reusing the peers of the roots that did not."""
+        reusing what was worked out for each root whose row did not."""
         version = self.view.roots_version()
         cached = self._root_lists.get(host)
         if cached is not None and cached[0] == version:
             return cached[1]
-        previous = self._root_peers.get(host, {})
-        peers: dict[int, tuple[tuple[object, ...], Peer]] = {}
-        groups: dict[tuple[str, ...], list[tuple[str, Peer]]] = {}
-        for row in sorted(self.view.roots(host, live_only=True), key=_oldest_first):
-            signature = _peer_signature(row)
+        previous = self._listed_roots.get(host, {})
+        found: dict[int, ListedRoot] = {}
+        for row in self.view.roots(host, live_only=True):
             known = previous.get(row.nid)
-            peer = known[1] if known is not None and known[0] == signature else peer_of(row)
-            peers[row.nid] = (signature, peer)
-            groups.setdefault(workspace_key(row.workspace), []).append((row.root_id, peer))
-        self._root_peers[host] = peers
+            # A memory view hands out the row it stores, and replaces it when it changes.
+            if known is None or known.row is not row:
+                known = listed(row, known)
+            found[row.nid] = known
+        groups: dict[tuple[str, ...], list[tuple[str, Peer]]] = {}
+        for entry in sorted(found.values(), key=listing_order):
+            groups.setdefault(entry.workspace, []).append((entry.row.root_id, entry.peer))
+        self._listed_roots[host] = found
         self._root_lists[host] = (version, groups)
         return groups
 
@@ -390,7 +350,7 @@ class Queries:
         # caller's root: a key no row of that root lists is unrelated without looking it up.
         kin = {row.key for row in self.snapshot(found.root_id).rows} if found else set()
         members: list[Member] = []
-        for root in sorted(self.view.roots(me.host, live_only=False), key=_oldest_first):
+        for root in sorted(self.view.roots(me.host, live_only=False), key=oldest_first):
             snapshot = self.snapshot(root.root_id)
             for row in snapshot.rows:
                 if row.status == "deleted":
@@ -411,7 +371,7 @@ class Queries:
             started_at=row.started_at,
             parent=row.parent,
             name=row.name,
-            subagent=_subagent_of(row),
+            subagent=subagent_of(row),
             stopped_at=row.stopped_at,
             relation=relation,
             ambiguous=row.ambiguous,
@@ -426,7 +386,7 @@ class Queries:
         if root is not None:
             roots = [self.snapshot(self.require(root, host).root_id).root]
         else:
-            roots = sorted(self.view.roots(host, live_only=not include_stopped), key=_oldest_first)
+            roots = sorted(self.view.roots(host, live_only=not include_stopped), key=oldest_first)
         return tuple(
             node
             for r in roots
@@ -450,7 +410,7 @@ class Queries:
                 status=row.status,  # type: ignore[arg-type]
                 resolution=row.resolution,  # type: ignore[arg-type]
                 started_at=row.started_at,
-                subagent=_subagent_of(row),
+                subagent=subagent_of(row),
                 name=row.name,
                 ambiguous=row.ambiguous,
                 children=kids,

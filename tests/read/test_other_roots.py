@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lineage_es.model import Peer
-from lineage_es.read.queries import Queries, peer_of, same_workspace
+from lineage_es.read.peers import peer_of, same_workspace
+from lineage_es.read.queries import Queries
 from lineage_es.read.view import MemoryView, NodeRow
 
 HOSTS = ("claude", "codex")
