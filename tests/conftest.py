@@ -95,3 +95,18 @@ def engine(store_url: str) -> Iterator[Engine]:
 
     with open_engine(store_url) as opened:
         yield opened
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    """A SQLite store holding root R with child A, its view current: what a new process's
+    first answer reads (a module about another store defines its own ``store``)."""
+    from lineage_es.engine.engine import open_engine
+    from tests.support.feed import Feed
+
+    url = f"sqlite:///{tmp_path / 'journal.sqlite'}"
+    with open_engine(url) as engine:
+        feed = Feed(engine)
+        feed.root("R")
+        feed.child("R", "R", "A")
+    return url

@@ -8,28 +8,15 @@ from __future__ import annotations
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
 from lineage_es.cli.common import open_reader, open_store
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.read.readonly import ViewReader
 from lineage_es.serve import make_server, serve_in_thread, url_of
 from tests.support.feed import Feed
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> str:
-    """A SQLite store holding root R with child A, its view current."""
-    url = f"sqlite:///{tmp_path / 'journal.sqlite'}"
-    with open_engine(url) as engine:
-        feed = Feed(engine)
-        feed.root("R")
-        feed.child("R", "R", "A")
-    return url
 
 
 @contextmanager

@@ -8,29 +8,15 @@ import importlib
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
 
 from lineage_es.cli.main import COMMANDS, main
-from lineage_es.engine.engine import open_engine
-from tests.support.feed import Feed
 
 #: Every module that defines a ``lineage`` command.
 COMMAND_MODULES = frozenset(target.target.partition(":")[0] for target in COMMANDS.values())
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> str:
-    """A SQLite store holding root R with child A, its view current."""
-    url = f"sqlite:///{tmp_path / 'journal.sqlite'}"
-    with open_engine(url) as engine:
-        feed = Feed(engine)
-        feed.root("R")
-        feed.child("R", "R", "A")
-    return url
 
 
 @pytest.fixture

@@ -7,10 +7,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import orjson
-import pytest
 
 from lineage_es.engine.engine import open_engine
 from lineage_es.serve.changes import ForestChanges, root_topics
@@ -38,17 +36,6 @@ with urllib.request.urlopen(url + "tree?all=1") as answer:
     tree = json.loads(answer.read())
 print(json.dumps({"tree": tree, "eventsourcing": "eventsourcing" in sys.modules}))
 """
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> str:
-    """A SQLite store holding root R with child A, its view current."""
-    url = f"sqlite:///{tmp_path / 'journal.sqlite'}"
-    with open_engine(url) as engine:
-        feed = Feed(engine)
-        feed.root("R")
-        feed.child("R", "R", "A")
-    return url
 
 
 def serve_once(store: str) -> dict[str, object]:
