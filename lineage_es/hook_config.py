@@ -225,24 +225,15 @@ def uninstall(
     return change
 
 
-#: The hook events each host must run our hook for, so that ``lineage mcp`` can tell who
-#: calls it (HOSTS.md 1.5, 3.5): Claude Code's ``PreToolUse`` of the server's tools, Cursor's
-#: window around each MCP call. Codex names its caller in ``_meta`` and needs none.
-MCP_CALLER_HOOKS: dict[str, tuple[str, ...]] = {
-    "claude": ("PreToolUse",),
-    "codex": (),
-    "cursor": ("beforeMCPExecution", "afterMCPExecution"),
-}
-
-
 def missing_mcp_hooks(host: str, path: Path, server: str = "lineage") -> tuple[str, ...]:
-    """The hook events of :data:`MCP_CALLER_HOOKS` that ``host``'s config at ``path`` does
-    not run our hook for (for Claude: with a matcher that covers the tools of MCP server
-    ``server``, named ``mcp__<server>__<tool>``); empty when ``lineage mcp`` can tell its
-    callers. :class:`HookConfigError` when the file cannot be read."""
-    needed = MCP_CALLER_HOOKS.get(host)
-    if needed is None:
+    """The hook events ``lineage mcp`` needs from ``host`` (its adapter's
+    ``mcp_caller_hooks``) that ``host``'s config at ``path`` does not run our hook for (for
+    Claude: with a matcher that covers the tools of MCP server ``server``, named
+    ``mcp__<server>__<tool>``); empty when ``lineage mcp`` can tell its callers.
+    :class:`HookConfigError` when the file cannot be read."""
+    if host not in HOSTS:
         raise HookConfigError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
+    needed = adapter(host).mcp_caller_hooks
     hooks = _hooks_table(_read_config(path), path, create=False) or {}
     tool = f"mcp__{server}__list_agents"
     missing: list[str] = []

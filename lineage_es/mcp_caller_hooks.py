@@ -2,8 +2,8 @@
 where the host runs them, and what to say when they are not.
 
 Which hooks a host needs, and whether one hook config runs them, is
-:mod:`lineage_es.hook_config`'s (:data:`~lineage_es.hook_config.MCP_CALLER_HOOKS`,
-:func:`~lineage_es.hook_config.missing_mcp_hooks`). This module adds where a host reads its
+its adapter's (``mcp_caller_hooks``) and :mod:`lineage_es.hook_config`'s
+(:func:`~lineage_es.hook_config.missing_mcp_hooks`). This module adds where a host reads its
 hooks for a server of a given scope: a user-scope server runs in every project, so only the
 user's hook config serves it; a project-scope server runs in its project, where the host runs
 the user's hooks and the project's both.
@@ -13,19 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
 
 from lineage_es.hook_config import (
-    MCP_CALLER_HOOKS,
     HookConfigError,
     Scope,
     config_path,
     missing_mcp_hooks,
 )
 from lineage_es.hosts import adapter
-
-#: How a message names each host.
-HOST_NAMES: Final[dict[str, str]] = {"claude": "Claude Code", "codex": "Codex", "cursor": "Cursor"}
+from lineage_es.vocabulary import HOSTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +37,7 @@ class MissingHooks:
     def advice(self) -> str:
         """What is missing, why it matters, and the command that installs it."""
         names = " and ".join(self.events)
-        what = f"the {HOST_NAMES.get(self.host, self.host)} {names} hook"
+        what = f"the {adapter(self.host).display_name} {names} hook"
         what += "s are" if len(self.events) > 1 else " is"
         if self.host == "claude":
             what = what.replace(" hook is", " hook for mcp__ tools is")
@@ -61,7 +57,7 @@ def missing_caller_hooks(
     """The hooks ``host`` must run for a server named ``server`` configured in ``scope``
     that it would not; ``None`` when none is needed or all are there. A hook config that
     cannot be read counts as running none (``install-hooks`` says what is wrong with it)."""
-    needed = MCP_CALLER_HOOKS.get(host, ())
+    needed = adapter(host).mcp_caller_hooks if host in HOSTS else ()
     if not needed:
         return None
     scopes: tuple[Scope, ...] = ("user",) if scope == "user" else ("user", "project")

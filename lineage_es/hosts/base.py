@@ -155,6 +155,10 @@ class HostAdapter(Protocol):
     #: which event it was and whose (see :func:`lineage_es.hosts.log_fields`).
     log_fields: tuple[str, ...]
 
+    #: The hook events this host must run our hook for, so that ``lineage mcp`` can tell who
+    #: calls it (empty when its calls name their caller in ``_meta``).
+    mcp_caller_hooks: tuple[str, ...]
+
     #: How a message names what an MCP tool call's ``_meta`` must carry to name a thread
     #: (empty for a host without :attr:`mcp_meta`).
     meta_thread_fields: str

@@ -97,6 +97,8 @@ class ClaudeAdapter:
     log_fields: tuple[str, ...] = ENVELOPE_LOG_FIELDS
     meta_thread_fields = ""
     caller_meta = repr(MCP_CALL_META)
+    #: The ``PreToolUse`` of the server's tools journals the call's id with its caller.
+    mcp_caller_hooks: tuple[str, ...] = ("PreToolUse",)
     display_name = "Claude Code"
     #: Asked last: Claude Code's envelope is the one Codex borrowed, so this adapter takes a
     #: payload in it that shows none of Codex's marks.

@@ -158,6 +158,7 @@ class CodexAdapter:
     log_fields: tuple[str, ...] = ENVELOPE_LOG_FIELDS
     meta_thread_fields = "'threadId' (or x-codex-turn-metadata's 'thread_id' or 'session_id')"
     caller_meta = "Codex thread"
+    mcp_caller_hooks: tuple[str, ...] = ()
     display_name = "Codex"
     #: Asked before Claude Code's adapter, whose envelope Codex borrowed.
     detection_rank = 1

@@ -107,6 +107,8 @@ class CursorAdapter:
     )
     meta_thread_fields = ""
     caller_meta = ""
+    #: The window around each MCP call, opened and closed by these two hooks.
+    mcp_caller_hooks: tuple[str, ...] = ("beforeMCPExecution", "afterMCPExecution")
     display_name = "Cursor"
     #: Asked first: Cursor's envelope is its own (and Cursor also sends its payloads to
     #: Claude Code's hooks, which it runs as third-party hooks).
