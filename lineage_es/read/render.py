@@ -6,12 +6,12 @@ its spawn keys), so every id is escaped before it is printed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 
 import orjson
 
-from lineage_es.model import ForestNode, to_json
+from lineage_es.model import ForestNode
 from lineage_es.read.quiet import quiet_label
 from lineage_es.vocabulary import LOGICAL_EPOCH
 
@@ -46,29 +46,51 @@ def forest_json(forest: tuple[ForestNode, ...]) -> bytes:
 
 
 def forest_data(forest: tuple[ForestNode, ...]) -> dict[str, object]:
-    """The plain data :func:`forest_json` writes, built without recursion (a chain of agents
-    may be deeper than Python's recursion limit)."""
-    roots: list[object] = []
-    stack: list[tuple[ForestNode, list[object]]] = [(n, roots) for n in reversed(forest)]
+    """The plain data :func:`forest_json` writes."""
+    return {"roots": nested(forest, _json_fields)}
+
+
+def node_fields(node: ForestNode) -> dict[str, object]:
+    """A node's own keys as ``lineage tree --format json`` writes them (not its children)."""
+    subagent = node.subagent
+    out: dict[str, object] = {
+        "conversation": node.conversation,
+        "host": node.host,
+        "depth": node.depth,
+        "status": node.status,
+        "resolution": node.resolution,
+        "started_at": node.started_at,
+        "subagent": None if subagent is None else {"id": subagent.id, "type": subagent.type},
+    }
+    if node.ambiguous:
+        out["ambiguous"] = True
+    return out
+
+
+def _json_fields(node: ForestNode) -> dict[str, object]:
+    out = node_fields(node)
+    out["last_seen"] = node.last_seen
+    return out
+
+
+def nested(
+    forest: Iterable[ForestNode], fields: Callable[[ForestNode], dict[str, object]]
+) -> list[dict[str, object]]:
+    """The forest's trees as nested objects: each node's keys from ``fields``, then its
+    ``children``. Built without recursion (a chain of agents may be deeper than Python's
+    recursion limit)."""
+    roots: list[dict[str, object]] = []
+    stack: list[tuple[ForestNode, list[dict[str, object]]]] = [
+        (n, roots) for n in reversed(tuple(forest))
+    ]
     while stack:
         n, siblings = stack.pop()
-        out: dict[str, object] = {
-            "conversation": n.conversation,
-            "host": n.host,
-            "depth": n.depth,
-            "status": n.status,
-            "resolution": n.resolution,
-            "started_at": n.started_at,
-            "subagent": to_json(n.subagent),
-        }
-        if n.ambiguous:
-            out["ambiguous"] = True
-        out["last_seen"] = n.last_seen
-        children: list[object] = []
+        out = fields(n)
+        children: list[dict[str, object]] = []
         out["children"] = children
         siblings.append(out)
         stack.extend((c, children) for c in reversed(n.children))
-    return {"roots": roots}
+    return roots
 
 
 #: How deep :func:`dumps_deep` indents: two spaces a level down to this many levels, and

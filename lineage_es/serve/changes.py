@@ -18,7 +18,7 @@ import orjson
 
 from lineage_es.domain.ids import root_id
 from lineage_es.model import ForestNode
-from lineage_es.read.render import dumps_deep
+from lineage_es.read.render import dumps_deep, nested, node_fields
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
@@ -59,41 +59,17 @@ def encode(data: object) -> bytes:
 
 def node_data(forest: Iterable[ForestNode]) -> list[dict[str, object]]:
     """The page's form of the forest's trees: the keys of ``lineage tree --format json``,
-    plus ``name`` once renamed and ``last_seen`` when the node carries one. Built without
-    recursion (a chain of agents may be deeper than Python's recursion limit)."""
-    roots: list[dict[str, object]] = []
-    stack: list[tuple[ForestNode, list[dict[str, object]]]] = [
-        (n, roots) for n in reversed(tuple(forest))
-    ]
-    while stack:
-        n, siblings = stack.pop()
-        out: dict[str, object] = {
-            "conversation": n.conversation,
-            "host": n.host,
-            "depth": n.depth,
-            "status": n.status,
-            "resolution": n.resolution,
-            "started_at": n.started_at,
-            "subagent": _subagent(n),
-        }
-        if n.ambiguous:
-            out["ambiguous"] = True
-        if n.name is not None:
-            out["name"] = n.name
-        last_seen = getattr(n, "last_seen", None)  # shown as soon as the view records it
-        if last_seen is not None:
-            out["last_seen"] = last_seen
-        children: list[dict[str, object]] = []
-        out["children"] = children
-        siblings.append(out)
-        stack.extend((c, children) for c in reversed(n.children))
-    return roots
+    plus ``name`` once renamed and ``last_seen`` when the node carries one."""
+    return nested(forest, _page_fields)
 
 
-def _subagent(node: ForestNode) -> dict[str, object] | None:
-    """``to_json(node.subagent)``, written out: it is called for every node of the forest."""
-    subagent = node.subagent
-    return None if subagent is None else {"id": subagent.id, "type": subagent.type}
+def _page_fields(node: ForestNode) -> dict[str, object]:
+    out = node_fields(node)
+    if node.name is not None:
+        out["name"] = node.name
+    if node.last_seen is not None:
+        out["last_seen"] = node.last_seen
+    return out
 
 
 @dataclass(frozen=True, slots=True)
