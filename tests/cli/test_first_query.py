@@ -15,20 +15,16 @@ import orjson
 from lineage_es.cli.common import open_reader, open_store
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.read.readonly import ViewReader
-from lineage_es.serve import make_server, serve_in_thread, url_of
+from lineage_es.serve import url_of
 from tests.support.feed import Feed
+from tests.support.serving import serving
 
 
 @contextmanager
 def served(answerer: Any) -> Iterator[str]:
     """The base URL of a server answering from ``answerer``, while in use."""
-    server = make_server(answerer, "127.0.0.1", 0)
-    serve_in_thread(server)
-    try:
+    with serving(answerer) as server:
         yield url_of(server)
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def get_json(url: str) -> Any:

@@ -19,6 +19,7 @@ from lineage_es.errors import LineageError, StoreError
 from lineage_es.read.render import forest_json
 from lineage_es.serve import LineageServer, make_server, serve_in_thread
 from tests.support.feed import Feed
+from tests.support.serving import serving
 
 ODD = "call-1\nfc_2/3"  # a Cursor-like id: a newline and a slash, as real ids can hold
 
@@ -44,13 +45,8 @@ def engine(store: str) -> Iterator[Engine]:
 
 @pytest.fixture
 def server(engine: Engine) -> Iterator[LineageServer]:
-    running = make_server(engine, "127.0.0.1", 0)
-    serve_in_thread(running)
-    try:
+    with serving(engine) as running:
         yield running
-    finally:
-        running.shutdown()
-        running.server_close()
 
 
 def request(
@@ -305,12 +301,7 @@ def test_serve_answers_a_store_failure_503_not_a_bad_request(
 
     with open_engine("memory://") as engine:
         monkeypatch.setattr(engine, "forest", locked)
-        running = make_server(engine, "127.0.0.1", 0)
-        serve_in_thread(running)
-        try:
+        with serving(engine) as running:
             status, body = request(running, "/tree")
-        finally:
-            running.shutdown()
-            running.server_close()
     assert status == 503
     assert "locked" in body["error"]

@@ -13,6 +13,7 @@ import pytest
 from lineage_es.engine.engine import open_engine
 from lineage_es.serve import LineageServer, make_server, serve_in_thread
 from tests.support.feed import Feed
+from tests.support.serving import serving
 from tests.support.web_server import EventStream, get, get_json
 
 PAGE_FILES = ("index.html", "app.js", "app.css")
@@ -32,14 +33,8 @@ def store(tmp_path: Path) -> str:
 
 @pytest.fixture
 def server(store: str) -> Iterator[LineageServer]:
-    with open_engine(store) as engine:
-        running = make_server(engine, "127.0.0.1", 0, poll_interval=0.05)
-        serve_in_thread(running)
-        try:
-            yield running
-        finally:
-            running.shutdown()
-            running.server_close()
+    with open_engine(store) as engine, serving(engine, poll_interval=0.05) as running:
+        yield running
 
 
 def test_a_browser_asking_for_html_gets_the_page(server: LineageServer) -> None:

@@ -14,8 +14,9 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
 from lineage_es.cli.main import main
 from lineage_es.engine.engine import open_engine
-from lineage_es.serve import LineageServer, make_server, serve_in_thread, url_of
+from lineage_es.serve import LineageServer, url_of
 from tests.support.paths import CORPUS
+from tests.support.serving import serving
 from tests.support.web_browser import chromium_path
 
 #: Corpus recordings of all three hosts, with subagents, stops and resumes among them.
@@ -53,14 +54,8 @@ def corpus_store(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture
 def web_server(corpus_store: str) -> Iterator[LineageServer]:
     """``lineage serve`` over :func:`corpus_store`, polling the journal often."""
-    with open_engine(corpus_store) as engine:
-        running = make_server(engine, "127.0.0.1", 0, poll_interval=0.1)
-        serve_in_thread(running)
-        try:
-            yield running
-        finally:
-            running.shutdown()
-            running.server_close()
+    with open_engine(corpus_store) as engine, serving(engine, poll_interval=0.1) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
