@@ -65,18 +65,27 @@ def parse_marked_lines(
     parsed = -1
     while queue:
         start, end, marker = heapq.heappop(queue)
+        watching = marker and marker != _NEXT_SESSION
         before = watched()
-        if marker and marker != _NEXT_SESSION:
-            if marker not in before:
-                scheduled.pop(marker, None)
-                continue
-            look(marker, end)
+        if watching and marker not in before:
+            scheduled.pop(marker, None)
+            continue
+        after = before
         if start != parsed:
             parsed = start
             parse(start, end)
-            for new in watched() - before:
+            after = watched()
+            for new in after - before:
                 if new not in scheduled:
                     look(new, end)
+        if watching:
+            # Looked for again only while still watched: the line just parsed is usually
+            # the one that ends the watch (a spawn's result), and a search for a marker
+            # that occurs once runs to the end of the region.
+            if marker in after:
+                look(marker, end)
+            else:
+                scheduled.pop(marker, None)
         if marker == _NEXT_SESSION:
             look_for_next_session(end)  # a session after the one this line started
 
