@@ -7,9 +7,10 @@ and a short tuple of facts. The engine and the domain understand facts without k
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 # The words facts use: defined in lineage_es.vocabulary, which a reader imports without
 # building the fact classes below, and named here too for the code that writes facts.
@@ -22,7 +23,30 @@ from lineage_es.vocabulary import DeleteReason as DeleteReason  # noqa: PLC0414
 from lineage_es.vocabulary import Host as Host  # noqa: PLC0414
 from lineage_es.vocabulary import Resolution as Resolution  # noqa: PLC0414
 
+_T = TypeVar("_T")
 
+
+def _pickled_by_constructor(cls: type[_T]) -> type[_T]:
+    """``cls`` pickled as a call of its constructor with its fields' values, in order.
+
+    A frozen dataclass with slots otherwise unpickles through Python code that looks up the
+    class's fields for every object; an import's reading processes send thousands of
+    observations to the process that journals them, and that lookup was most of the
+    receiving end's cost."""
+
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    if any(not each.init or each.kw_only for each in fields):
+        raise TypeError(f"{cls.__name__}: every field must be a positional constructor argument")
+    names = tuple(each.name for each in fields)
+
+    def reduce_to_constructor_call(self: Any) -> tuple[type[_T], tuple[Any, ...]]:
+        return cls, tuple([getattr(self, name) for name in names])
+
+    cls.__reduce__ = reduce_to_constructor_call  # type: ignore[method-assign]
+    return cls
+
+
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class RootSeen:
     """A root-only event: ``conversation`` is (or is again) a live root.
@@ -35,6 +59,7 @@ class RootSeen:
     source: str = ""
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class SpawnRequested:
     """``parent`` asked the host to start a child, known so far only by ``spawn_key``.
@@ -49,6 +74,7 @@ class SpawnRequested:
     description: str | None = None
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class ChildStarted:
     """A child began. Hosts name different parts of it: its conversation (Claude ``agent_id``),
@@ -69,6 +95,7 @@ class ChildStarted:
     resolution: str | None = None
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class ChildIdentified:
     """A host fact names the child of a spawn outright: Claude's ``tool_response.agentId``
@@ -89,6 +116,7 @@ class ChildIdentified:
     description: str | None = None
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Acted:
     """``conversation`` did something (any request). An unknown child conversation is bound
@@ -97,6 +125,7 @@ class Acted:
     conversation: str
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Resumed:
     """The host resumed ``conversation`` explicitly (a subagent resume, a root's resume)."""
@@ -104,6 +133,7 @@ class Resumed:
     conversation: str
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Stopped:
     """A node stopped: named by its conversation, or by its spawn key while pending.
@@ -120,6 +150,7 @@ class Stopped:
     provisional: bool = False
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class SessionEnded:
     """A root's session ended: the root stops, and so do its live descendants."""
@@ -127,6 +158,7 @@ class SessionEnded:
     conversation: str
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Renamed:
     """A person or runtime gave a node a display name; the last rename wins."""
@@ -135,6 +167,7 @@ class Renamed:
     name: str
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Deleted:
     """A node is deleted, and with it its whole subtree."""
@@ -143,6 +176,7 @@ class Deleted:
     reason: DeleteReason = "user"
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class ToolCalled:
     """``conversation`` began a call of an MCP tool: the fact that lets an MCP server tell
@@ -157,6 +191,7 @@ class ToolCalled:
     arguments: str | None = None
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class ToolReturned:
     """The MCP tool call ``conversation`` began with ``tool`` and ``arguments`` (no id) has
@@ -183,6 +218,7 @@ Fact: TypeAlias = (
 )
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Observation:
     """What one host payload means, host-neutrally.
@@ -213,6 +249,7 @@ class Observation:
     recurs: bool = False
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Claim:
     """What a standalone request (an MCP tool call's ``_meta``) states about its caller.
