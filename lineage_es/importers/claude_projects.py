@@ -57,8 +57,10 @@ if TYPE_CHECKING:
 DEFAULT_FOLDER = Path("~/.claude/projects")
 
 #: Journal this many bytes' worth of sessions, then save the ledger: an interrupted import
-#: keeps what it finished.
-BATCH_BYTES = 256 * 1024 * 1024
+#: keeps what it finished. Small enough that the journaling of one batch runs while the
+#: reading processes read the next, and the last batch (journaled after the reading ends)
+#: is short; large enough that each batch's transaction and ledger save cost little.
+BATCH_BYTES = 64 * 1024 * 1024
 
 #: Read sessions in forked worker processes when an import has at least this many bytes to
 #: read (searching the bytes for markers is most of an import's own time, and holds the GIL).
