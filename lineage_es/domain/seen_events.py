@@ -16,6 +16,7 @@ in the tree but the node's last time, which every event of a node records
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from lineage_es.domain.events import RootEvent
 from lineage_es.domain.nodes import stamp
@@ -29,7 +30,14 @@ SEEN_INTERVAL = timedelta(seconds=60)
 def seen_due(last: str | None, at: datetime) -> bool:
     """Whether a fact at ``at`` about a node last heard of at ``last`` (a UTC ISO stamp;
     ``None``: not known) journals a :class:`Seen`: when the interval has passed since."""
-    return last is None or last <= stamp(at - SEEN_INTERVAL)
+    return last is None or last <= _due_from(at)
+
+
+@lru_cache(maxsize=256)
+def _due_from(at: datetime) -> str:
+    """The stamp a node's last time must not pass for a fact at ``at`` to journal a
+    :class:`Seen` (cached: every node a fact names asks with the fact's time)."""
+    return stamp(at - SEEN_INTERVAL)
 
 
 class Seen(RootEvent):

@@ -24,7 +24,7 @@ from lineage_es.domain.root import RootLineage
 from lineage_es.engine.application import LineageApplication
 from lineage_es.errors import ConcurrencyError
 from lineage_es.facts import Host, Observation
-from lineage_es.read.view import ViewStore
+from lineage_es.read.view import NodeRow, ViewStore
 
 #: How often a unit is retried when another writer saved the same root first.
 MAX_ATTEMPTS = 64
@@ -73,6 +73,9 @@ class UnitOfWork:
     placing: Routes = field(default_factory=dict)
     #: The tree view, current as of this unit's start (it answers "never indexed" quickly).
     view: ViewStore = field(kw_only=True)
+    #: What the view listed for each conversation asked about: it does not change during the
+    #: unit, and a batch asks about the same conversations again and again.
+    viewed: dict[str, list[NodeRow]] = field(default_factory=dict)
     saved: bool = False
     #: Journal positions this unit wrote.
     positions: list[int] = field(default_factory=list)
@@ -106,8 +109,15 @@ class UnitOfWork:
         try:
             cache.get(aggregate_id)
         except KeyError:
-            return not any(row.root_id == aggregate_id.hex for row in self.view.find(conversation))
+            return not any(row.root_id == aggregate_id.hex for row in self._viewed(conversation))
         return False
+
+    def _viewed(self, conversation: str) -> list[NodeRow]:
+        """The view's rows for ``conversation`` as of this unit's start."""
+        rows = self.viewed.get(conversation)
+        if rows is None:
+            rows = self.viewed[conversation] = self.view.find(conversation)
+        return rows
 
     def start_root(self, conversation: str, source: str, workspace: tuple[str, ...]) -> RootLineage:
         """A new root aggregate for ``conversation``, saved with this unit."""
@@ -160,7 +170,7 @@ class UnitOfWork:
         # indexed (deleted and re-rooted ones too): one it does not list has no entry, and a
         # first import asks that of nearly every conversation. (An entry another writer adds
         # meanwhile makes this unit's save conflict, and the retry sees it.)
-        if not any(row.host == host for row in self.view.find(conversation)):
+        if not any(row.host == host for row in self._viewed(conversation)):
             return None
         try:
             entry: ConversationIndex = self.app.repository.get(index_id(host, conversation))
