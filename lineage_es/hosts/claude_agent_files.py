@@ -9,6 +9,7 @@ at its file's first row and stops at its last. Claude Code's own helper agents a
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -213,7 +214,9 @@ def read_meta(agent_path: Path) -> Mapping[str, Any]:
     path = agent_path.with_name(agent_path.name[: -len(".jsonl")] + ".meta.json")
     try:
         with path.open("rb") as stream:
-            raw = stream.read(MAX_LINE_BYTES + 1)
+            # Asked for no more than the file holds: a read allocates all it is asked for.
+            size = os.fstat(stream.fileno()).st_size
+            raw = stream.read(min(size, MAX_LINE_BYTES) + 1)
     except FileNotFoundError:
         return {}
     except OSError as exc:
