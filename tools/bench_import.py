@@ -310,7 +310,7 @@ def run(base: Path, args: argparse.Namespace) -> None:
         import_claude(memory, projects)
         first_memory = time.perf_counter() - start
         first_memory_engine = clock[0]
-    command = [sys.executable, "-c", "from lineage_es.cli.main import main; main()"]
+    command = [sys.executable, "-c", "from lineage_es.launch import main; main()"]
     command += ["import", "claude", str(projects)]
     env = bytecode_env(base)
     subprocess.run([sys.executable, "-c", IMPORTS], check=True, env=env)  # warm the bytecode
