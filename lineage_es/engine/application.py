@@ -10,7 +10,7 @@ from uuid import UUID
 
 from eventsourcing.application import Application, ProcessingEvent, project_aggregate
 from eventsourcing.domain import Aggregate, Snapshot
-from eventsourcing.persistence import Transcoder
+from eventsourcing.persistence import Notification, Transcoder
 
 from lineage_es.domain.root import RootLineage
 from lineage_es.transcoder import OrjsonTranscoder
@@ -33,8 +33,10 @@ class LineageApplication(Application[UUID]):
     def construct_transcoder(self) -> Transcoder:
         return OrjsonTranscoder()
 
-    def save_aggregates(self, *aggregates: Aggregate) -> list[int]:
-        """Save aggregates in one transaction; returns the journal positions written.
+    def save_aggregates(self, *aggregates: Aggregate) -> list[Notification]:
+        """Save aggregates in one transaction; returns the journal entries written, in order
+        (what the notification log gives back when read, so the writer's view can apply them
+        without reading them back).
 
         The library's ``save`` checks every object against runtime Protocols, which on
         Python 3.11 costs more than the rest of a small save; these are always aggregates.
@@ -46,7 +48,7 @@ class LineageApplication(Application[UUID]):
         recordings = self._record(processing_event)
         self._snapshot_saved(processing_event)
         self._notify(recordings)
-        return [recording.notification.id for recording in recordings]
+        return [recording.notification for recording in recordings]
 
     def _snapshot_saved(self, processing_event: ProcessingEvent[UUID]) -> None:
         """Snapshot each root this save carried past a multiple of its interval, once, as it

@@ -154,9 +154,9 @@ class Engine:
             if observation.requester is None:
                 return None
             when = as_utc(observation.at or at or self._clock())
-            placed, saved = self._journaler.record(observation, when)
-            if saved:
-                self.projector.catch_up()
+            placed, written = self._journaler.record(observation, when)
+            if written:
+                self.projector.catch_up_with(written)
             if not answer:
                 return None
             # here, not at import: a hook that answers nothing never loads the answers' code
@@ -257,8 +257,8 @@ class Engine:
                 facts=(fact,),
                 root=row.root,
             )
-            self._journaler.record(observation, as_utc(self._clock()))
-            self.projector.catch_up()
+            _, written = self._journaler.record(observation, as_utc(self._clock()))
+            self.projector.catch_up_with(written)
 
     # -- reading --------------------------------------------------------------------------
 

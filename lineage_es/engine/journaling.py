@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from eventsourcing.persistence import Notification
+
 from lineage_es.engine.application import LineageApplication
 from lineage_es.engine.guards import check_storable
 from lineage_es.engine.routing import Router
@@ -65,9 +67,11 @@ class Journaler:
             view=self.view,
         )
 
-    def record(self, observation: Observation, at: datetime) -> tuple[list[str], bool]:
+    def record(
+        self, observation: Observation, at: datetime
+    ) -> tuple[list[str], list[Notification]]:
         """Journal ``observation`` at ``at`` in a transaction of its own; returns the
-        conversations it placed, and whether it saved anything."""
+        conversations it placed, and the journal entries it wrote (none: it saved nothing)."""
         check_storable(observation)
 
         def begin() -> UnitOfWork | None:
@@ -76,19 +80,19 @@ class Journaler:
                 return None
             return self._fresh_unit(observation, at, recurs=observation.recurs)
 
-        def work(unit: UnitOfWork) -> tuple[list[str], bool]:
+        def work(unit: UnitOfWork) -> tuple[list[str], list[Notification]]:
             root = self.router.route(observation, unit)
             if root is None:
-                return [], False
+                return [], []
             if root.id in unit.seen_before:
                 unit.evict_touched()
-                return [], False
+                return [], []
             unit.apply(observation, root)
             placed = unit.save()
             self.cache.note_own_writes(unit.positions)
-            return placed, unit.saved
+            return placed, unit.written
 
-        nothing: tuple[list[str], bool] = ([], False)
+        nothing: tuple[list[str], list[Notification]] = ([], [])
         return save_with_retries(begin, work, nothing=nothing)
 
     def record_batch(self, observations: list[Observation], also: Also | None = None) -> None:
@@ -106,16 +110,16 @@ class Journaler:
             # each observation sets its own key, time and recurrence (:meth:`_apply_in_batch`)
             return self._fresh_unit(observations[0], self.clock(), recurs=False)
 
-        def work(unit: UnitOfWork) -> None:
+        def work(unit: UnitOfWork) -> list[Notification]:
             for observation in observations:
                 self._apply_in_batch(observation, unit)
             if also is not None:
                 unit.also = tuple(also())
             unit.save()
             self.cache.note_own_writes(unit.positions)
+            return unit.written
 
-        save_with_retries(begin, work, nothing=None)
-        self.projector.catch_up()
+        self.projector.catch_up_with(save_with_retries(begin, work, nothing=[]))
 
     def _apply_in_batch(self, observation: Observation, unit: UnitOfWork) -> None:
         """Route and decide one observation of a batch within the batch's ``unit``; what it

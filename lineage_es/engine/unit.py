@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, LRUCache
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, Notification
 
 from lineage_es.domain.ids import index_id, root_id
 from lineage_es.domain.index import ConversationIndex
@@ -76,12 +76,16 @@ class UnitOfWork:
     #: What the view listed for each conversation asked about: it does not change during the
     #: unit, and a batch asks about the same conversations again and again.
     viewed: dict[str, list[NodeRow]] = field(default_factory=dict)
-    saved: bool = False
-    #: Journal positions this unit wrote.
-    positions: list[int] = field(default_factory=list)
+    #: The journal entries this unit wrote, in order.
+    written: list[Notification] = field(default_factory=list)
     #: Other aggregates saved in this unit's transaction (an inbox's ledger: the offset of
     #: the rows this unit journals), saved even when the rules change no root.
     also: tuple[Any, ...] = ()
+
+    @property
+    def positions(self) -> list[int]:
+        """The journal positions this unit wrote."""
+        return [entry.id for entry in self.written]
 
     def get_root(self, conversation: str) -> RootLineage | None:
         """The root aggregate of root conversation ``conversation``, loaded once per unit;
@@ -197,8 +201,7 @@ class UnitOfWork:
         also = [aggregate for aggregate in self.also if aggregate.pending_events]
         if entries or also or any(root.pending_events for root in self.roots.values()):
             aggregates = (*self.roots.values(), *entries.values(), *also)
-            self.positions = self.app.save_aggregates(*aggregates)
-            self.saved = True
+            self.written = self.app.save_aggregates(*aggregates)
             for (host, conversation), entry in entries.items():
                 self.routes[(host, conversation)] = entry.root
         return placed

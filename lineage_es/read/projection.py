@@ -56,21 +56,45 @@ class Projector:
             )
             if not page:
                 return applied
-            if position != self._trusted:
-                self._working.clear()
-            changed = self._apply_page(page)
-            if self.view.write(changed, expected=position, position=page[-1].id):
-                self._trusted = page[-1].id
-                if self.listener is not None:
-                    self.listener(changed, position, page[-1].id)
-                while len(self._working) > WORKING_SET:
-                    self._working.popitem(last=False)
+            if self._apply_and_write(page, position):
                 applied += len(page)
                 if progress is not None:
                     progress(len(page))
-            else:
-                self._working.clear()
-                self._trusted = -1
+
+    def catch_up_with(self, written: Sequence[Notification]) -> int:
+        """Catch up, applying the entries this process has just written (``written``, in
+        journal order, as the store gave them back) without reading them back when they
+        directly follow the view's position; returns how many entries were applied.
+
+        Nothing can go stale: an entry of another writer before them leaves them to the
+        journal read, and one after them is read as ever."""
+        position = self.view.position()
+        applied = 0
+        if (
+            written
+            and written[0].id == position + 1
+            and written[-1].id == position + len(written)
+            and self._apply_and_write(written, position)
+        ):
+            applied = len(written)
+        return applied + self.catch_up()
+
+    def _apply_and_write(self, page: Sequence[Notification], position: int) -> bool:
+        """Apply ``page`` (the entries after ``position``) and write the rows it changed with
+        its last position; ``False`` when the view moved meanwhile (nothing written)."""
+        if position != self._trusted:
+            self._working.clear()
+        changed = self._apply_page(page)
+        if not self.view.write(changed, expected=position, position=page[-1].id):
+            self._working.clear()
+            self._trusted = -1
+            return False
+        self._trusted = page[-1].id
+        if self.listener is not None:
+            self.listener(changed, position, page[-1].id)
+        while len(self._working) > WORKING_SET:
+            self._working.popitem(last=False)
+        return True
 
     def apply_events(self, events: list[JournalEvent], position: int) -> None:
         """Apply already-decoded entries (time travel filters them first, by their time) to
