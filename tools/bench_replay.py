@@ -92,8 +92,10 @@ class ReplayFigures(TypedDict):
 
 def child_replay(transcript: Path, expected: Path | None) -> ReplayFigures:
     """Run in the child process: load the expected file (if any), replay, report times,
-    memory and what the replay journaled."""
+    memory and what the replay journaled; with the collector as ``lineage-replay`` runs it
+    (:func:`~lineage_es.collector.fewer_collections`)."""
     import lineage_es
+    from lineage_es.collector import fewer_collections
     from lineage_es.replay import load_expected, run_replay
 
     opened: list[Any] = []
@@ -105,11 +107,12 @@ def child_replay(transcript: Path, expected: Path | None) -> ReplayFigures:
         return engine
 
     lineage_es.open_engine = keeping_engine
-    start = time.perf_counter()
-    spec = load_expected(expected) if expected is not None else None
-    loaded = time.perf_counter()
-    result = run_replay(transcript, expected=spec)
-    done = time.perf_counter()
+    with fewer_collections():
+        start = time.perf_counter()
+        spec = load_expected(expected) if expected is not None else None
+        loaded = time.perf_counter()
+        result = run_replay(transcript, expected=spec)
+        done = time.perf_counter()
     maxrss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # The memory recorder outlives the closed engine: count what the replay journaled.
     recorder = opened[0].app.recorder

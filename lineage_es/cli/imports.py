@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from lineage_es.cli.common import FC, open_store, reports_errors, store_option
+from lineage_es.collector import fewer_collections
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -84,7 +85,7 @@ def import_history(
 
     importer = host_importer(host)
     bar = ImportProgressBar(quiet, f"reading {host} history")
-    with open_store(store) as engine:
+    with open_store(store) as engine, fewer_collections():
         try:
             report = importer(
                 engine,

@@ -56,7 +56,10 @@ def in_order(work: Callable[[int], R], sizes: Sequence[int], workers: int) -> It
     owners = shares(sizes, workers)
     children: list[tuple[int, IO[bytes]]] = []
     try:
-        gc.freeze()  # the children never collect (nor finalize) what they inherit
+        # The children never collect (nor finalize) what they inherit. What a caller froze
+        # before stays frozen: unfreezing is all or nothing.
+        frozen_before = gc.get_freeze_count()
+        gc.freeze()
         try:
             for worker in range(workers):
                 mine = [task for task, owner in enumerate(owners) if owner == worker]
@@ -65,7 +68,8 @@ def in_order(work: Callable[[int], R], sizes: Sequence[int], workers: int) -> It
             _stop_workers(children)
             children.clear()
         finally:
-            gc.unfreeze()
+            if not frozen_before:
+                gc.unfreeze()
         if not children:
             for task in range(len(owners)):
                 yield work(task)

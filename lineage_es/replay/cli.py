@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from lineage_es.collector import fewer_collections
 from lineage_es.errors import LineageError
 from lineage_es.facts import HOSTS
 from lineage_es.replay.report import FORMATS, Format
@@ -119,7 +120,8 @@ def main(
     if assert_path is not None and update_path is not None:
         raise click.UsageError("give --assert or --update, not both")
     try:
-        code = _replay_or_update(transcript, assert_path, update_path, host, fmt, store)
+        with fewer_collections():
+            code = _replay_or_update(transcript, assert_path, update_path, host, fmt, store)
     except LineageError as exc:
         code = _report_failure(str(exc), fmt, transcript)
     except Exception as exc:  # never a traceback: the reason, and the unusable-input status
