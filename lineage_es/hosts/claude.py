@@ -127,7 +127,12 @@ class ClaudeAdapter:
         found: list[str] = []
         for field in ("transcript_path", "agent_transcript_path"):
             path = payload.get(field)
-            if isinstance(path, str) and ".claude" in _PATH_SEPARATORS.split(path):
+            # (the substring first: another host's paths hold none, and a split costs more)
+            if (
+                isinstance(path, str)
+                and ".claude" in path
+                and ".claude" in _PATH_SEPARATORS.split(path)
+            ):
                 found.append(field)
         tool_use = payload.get("tool_use_id")
         if isinstance(tool_use, str) and tool_use.startswith("toolu_"):

@@ -9,6 +9,7 @@ outright.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
@@ -85,8 +86,21 @@ def tool_base_name(name: str) -> str:
     return name
 
 
+#: A UUID as hosts write it (``8-4-4-4-12`` hex digits).
+_CANONICAL_UUID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
 def is_uuid7(value: str) -> bool:
-    """Whether ``value`` is a UUIDv7, the form of every Codex thread id."""
+    """Whether ``value`` is a UUIDv7, the form of every Codex thread id, as :class:`uuid.UUID`
+    reads it. Asked of every payload's ids: a canonical UUID is judged by its version and
+    variant digits, and a string too short to hold 32 hex digits (a Claude agent id) is none,
+    without building a UUID or raising; any other form is left to :class:`uuid.UUID`."""
+    if len(value) < 32:
+        return False
+    if len(value) == 36 and _CANONICAL_UUID.fullmatch(value):
+        return value[14] == "7" and value[19] in "89abAB"
     try:
         return uuid.UUID(value).version == 7
     except ValueError:
