@@ -23,9 +23,9 @@ BATCH_YOUNG_THRESHOLD = 100_000
 
 
 def skip_collections_at_exit() -> None:
-    """Freeze every object out of the collections at exit. Registered first, the freeze runs
-    after every other ``atexit`` handler; what must run at exit still runs (stores are closed
-    by the commands themselves)."""
+    """Freeze every object out of the collections at exit. The freeze keeps objects out of
+    collections and does nothing else: every ``atexit`` handler still runs, before or after
+    it (stores are closed by the commands themselves)."""
     atexit.register(gc.freeze)
 
 

@@ -11,8 +11,9 @@ from click.testing import CliRunner
 
 from lineage_es.cli.main import main
 from lineage_es.engine.engine import open_engine
-from lineage_es.serve import LineageServer, make_server, serve_in_thread
+from lineage_es.serve import LineageServer
 from tests.support.feed import Feed
+from tests.support.serving import serving as serving_answerer
 
 
 def ambiguous_store(url: str) -> str:
@@ -30,14 +31,8 @@ def ambiguous_store(url: str) -> str:
 @contextmanager
 def serving(store: str) -> Iterator[LineageServer]:
     """``lineage serve`` over ``store`` on a free local port, in a thread, while in use."""
-    with open_engine(store) as engine:
-        running = make_server(engine, "127.0.0.1", 0)
-        serve_in_thread(running)
-        try:
-            yield running
-        finally:
-            running.shutdown()
-            running.server_close()
+    with open_engine(store) as engine, serving_answerer(engine) as running:
+        yield running
 
 
 def run(*args: str) -> str:
