@@ -70,6 +70,10 @@ CLAUDE_CODE_LOG = "claude-code-log"
 CCUSAGE_NATIVE = "ccusage@20.0.24"  # the newest release whose linux-x64 binary is published
 CCUSAGE_JS = "ccusage@18.0.11"  # the last release that runs as plain JavaScript
 
+#: The names of the two processes whose ratio is the issue's goal, in :func:`paired`.
+OURS = "our `lineage import` process"
+FLOOR = "the floor process (journaling the events bare)"
+
 
 def best_of(func: Callable[[], object], repeat: int) -> float:
     samples = []
@@ -462,11 +466,6 @@ def run(base: Path, args: argparse.Namespace) -> None:
             env=dict(os.environ, CLAUDE_CONFIG_DIR=str(projects.parent)),
         )
     paired(contenders, args.rounds)
-
-
-#: The names of the two processes whose ratio is the issue's goal, in :func:`paired`.
-OURS = "our `lineage import` process"
-FLOOR = "the floor process (journaling the events bare)"
 
 
 def paired(contenders: dict[str, Callable[[], object]], rounds: int) -> None:
