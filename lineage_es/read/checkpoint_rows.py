@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from lineage_es.read.view import NodeRow
+from lineage_es.read.view import NodeRow, rows_one_by_one, versions_one_by_one
 
 #: What a blob of this layout starts with (a blob of another is refused, not misread).
 MAGIC = b"LC2\x00"
@@ -182,6 +182,12 @@ class CheckpointView:
             rows = [_row(latest[nid]) for nid in sorted(latest)]
             self._by_root[root_id] = rows
         return list(rows)
+
+    def root_versions(self, root_ids: Sequence[str]) -> dict[str, int]:
+        return versions_one_by_one(self, root_ids)
+
+    def roots_rows(self, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
+        return rows_one_by_one(self, root_ids)
 
     def find(self, conversation: str) -> list[NodeRow]:
         roots = {root_id for blob in self._chain for root_id in blob.roots_of(conversation)}

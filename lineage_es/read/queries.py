@@ -41,16 +41,18 @@ ROOT_CACHE_SIZE = 512
 
 @dataclass
 class RootSnapshot:
-    """One root's rows, ordered oldest first, with its live peers prebuilt (reusing the
-    peers of the previous snapshot of the same root for rows that did not change)."""
+    """One root's rows, ordered oldest first. Its live peers (:attr:`live`, :attr:`children`)
+    are built when first asked for, reusing the peers of the previous snapshot of the same
+    root for rows that did not change: a forest or a family never asks for them."""
 
     version: int
     rows: list[NodeRow]
     previous: RootSnapshot | None = None
     by_key: dict[str, NodeRow] = field(init=False)
-    live: tuple[Peer, ...] = field(init=False)
-    children: dict[str, tuple[Peer, ...]] = field(init=False)
     peers: dict[int, tuple[tuple[object, ...], Peer]] = field(init=False)
+    _listing: tuple[tuple[Peer, ...], dict[str, tuple[Peer, ...]]] | None = field(
+        init=False, default=None
+    )
 
     def _peer_reusing_previous(self, row: NodeRow) -> Peer:
         signature = peer_signature(row)
@@ -66,14 +68,30 @@ class RootSnapshot:
         for row in self.rows:
             if row.key not in self.by_key or self.by_key[row.key].status == "deleted":
                 self.by_key[row.key] = row
-        live_rows = [row for row in self.rows if row.status == "live"]
-        self.live = tuple(self._peer_reusing_previous(row) for row in live_rows)
-        self.previous = None
-        children: dict[str, list[Peer]] = {}
-        for row, peer in zip(live_rows, self.live, strict=True):
-            if row.parent is not None:
-                children.setdefault(row.parent, []).append(peer)
-        self.children = {parent: tuple(peers) for parent, peers in children.items()}
+        if self.previous is not None and self.previous._listing is None:
+            self.previous = None  # it has no peers to reuse (and keeps no older snapshot)
+
+    @property
+    def live(self) -> tuple[Peer, ...]:
+        """The live nodes' peers, oldest first."""
+        return self._listed()[0]
+
+    @property
+    def children(self) -> dict[str, tuple[Peer, ...]]:
+        """The live nodes' peers by their parent's key."""
+        return self._listed()[1]
+
+    def _listed(self) -> tuple[tuple[Peer, ...], dict[str, tuple[Peer, ...]]]:
+        if self._listing is None:
+            live_rows = [row for row in self.rows if row.status == "live"]
+            live = tuple(self._peer_reusing_previous(row) for row in live_rows)
+            self.previous = None
+            children: dict[str, list[Peer]] = {}
+            for row, peer in zip(live_rows, live, strict=True):
+                if row.parent is not None:
+                    children.setdefault(row.parent, []).append(peer)
+            self._listing = (live, {parent: tuple(peers) for parent, peers in children.items()})
+        return self._listing
 
     @property
     def root(self) -> NodeRow:
@@ -131,6 +149,31 @@ class Queries:
     def snapshot(self, root_id: str) -> RootSnapshot:
         """The rows of ``root_id``, from cache while the view says it has not changed."""
         version = self.view.root_version(root_id)
+        cached = self._cached(root_id, version)
+        if cached is not None:
+            return cached
+        return self._keep(root_id, version, self.view.root_rows(root_id))
+
+    def snapshots(self, root_ids: Sequence[str]) -> dict[str, RootSnapshot]:
+        """:meth:`snapshot` of each of ``root_ids``, in two reads of the view in all (their
+        versions, then the rows of those not cached) instead of up to two a root."""
+        versions = self.view.root_versions(root_ids)
+        found: dict[str, RootSnapshot] = {}
+        missing: list[str] = []
+        for root_id in root_ids:
+            cached = self._cached(root_id, versions[root_id])
+            if cached is not None:
+                found[root_id] = cached
+            else:
+                missing.append(root_id)
+        if missing:
+            for root_id, rows in self.view.roots_rows(missing).items():
+                found[root_id] = self._keep(root_id, versions[root_id], rows)
+        return found
+
+    def _cached(self, root_id: str, version: int) -> RootSnapshot | None:
+        """The cached snapshot of ``root_id``, with the rows absorbed since merged in, when
+        it is at ``version``."""
         cached = self._roots.get(root_id)
         unmerged = self._unmerged.pop(root_id, None)
         if cached is not None and unmerged is not None:
@@ -143,7 +186,12 @@ class Queries:
         if cached is not None and cached.version == version:
             self._roots.move_to_end(root_id)
             return cached
-        snapshot = RootSnapshot(version, self.view.root_rows(root_id), previous=cached)
+        return None
+
+    def _keep(self, root_id: str, version: int, rows: list[NodeRow]) -> RootSnapshot:
+        """A new snapshot of ``root_id``'s ``rows`` at ``version``, cached (the least
+        recently asked for root leaves a full cache)."""
+        snapshot = RootSnapshot(version, rows, previous=self._roots.get(root_id))
         self._roots[root_id] = snapshot
         if len(self._roots) > ROOT_CACHE_SIZE:
             evicted, _ = self._roots.popitem(last=False)
@@ -387,10 +435,11 @@ class Queries:
             roots = [self.snapshot(self.require(root, host).root_id).root]
         else:
             roots = sorted(self.view.roots(host, live_only=not include_stopped), key=oldest_first)
+        snapshots = self.snapshots([r.root_id for r in roots])
         return tuple(
             node
             for r in roots
-            if (node := self._forest_node(self.snapshot(r.root_id), include_stopped)) is not None
+            if (node := self._forest_node(snapshots[r.root_id], include_stopped)) is not None
         )
 
     def _forest_node(self, snapshot: RootSnapshot, include_stopped: bool) -> ForestNode | None:

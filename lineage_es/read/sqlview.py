@@ -101,6 +101,16 @@ def _older_view(columns: set[str]) -> bool:
     return NEWEST_COLUMN not in columns and set(COLUMNS) - {NEWEST_COLUMN} <= columns
 
 
+#: At most this many roots in one ``IN (...)`` of a bulk read (SQLite builds before 3.32
+#: take at most 999 parameters a statement).
+_ROOTS_PER_STATEMENT = 500
+
+
+def _chunks(root_ids: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(root_ids), _ROOTS_PER_STATEMENT):
+        yield root_ids[start : start + _ROOTS_PER_STATEMENT]
+
+
 def _row_from_columns(values: Sequence[Any]) -> NodeRow:
     workspace = values[18]
     return NodeRow(
@@ -202,6 +212,23 @@ class SqlView(ABC):
         return [
             _row_from_columns(r) for r in self._query(f"{_SELECT} WHERE root_id = ?", (root_id,))
         ]
+
+    def root_versions(self, root_ids: Sequence[str]) -> dict[str, int]:
+        versions = dict.fromkeys(root_ids, 0)
+        for chunk in _chunks(root_ids):
+            marks = ", ".join("?" * len(chunk))
+            sql = f"SELECT root_id, position FROM lineage_root_versions WHERE root_id IN ({marks})"
+            versions.update((str(r[0]), int(r[1])) for r in self._query(sql, chunk))
+        return versions
+
+    def roots_rows(self, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
+        found: dict[str, list[NodeRow]] = {root_id: [] for root_id in root_ids}
+        for chunk in _chunks(root_ids):
+            marks = ", ".join("?" * len(chunk))
+            for columns in self._query(f"{_SELECT} WHERE root_id IN ({marks})", chunk):
+                row = _row_from_columns(columns)
+                found[row.root_id].append(row)
+        return found
 
     def find(self, conversation: str) -> list[NodeRow]:
         found = self._query(

@@ -31,7 +31,13 @@ from lineage_es.read.checkpoints import (
 )
 from lineage_es.read.decoding import JournalEvent, read_journal
 from lineage_es.read.projection import Projector
-from lineage_es.read.view import MemoryView, NodeRow, ViewStore
+from lineage_es.read.view import (
+    MemoryView,
+    NodeRow,
+    ViewStore,
+    rows_one_by_one,
+    versions_one_by_one,
+)
 
 #: Checkpoints' views kept read by each engine: their blobs (a few MB at a million events)
 #: and the roots decoded so far (the whole view, once every row was asked for).
@@ -64,6 +70,12 @@ class OverlayView:
     def root_rows(self, root_id: str) -> list[NodeRow]:
         rows = self._kept(self._base.root_rows(root_id)) + self._over.root_rows(root_id)
         return sorted(rows, key=nid_of)
+
+    def root_versions(self, root_ids: Sequence[str]) -> dict[str, int]:
+        return versions_one_by_one(self, root_ids)
+
+    def roots_rows(self, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
+        return rows_one_by_one(self, root_ids)
 
     def find(self, conversation: str) -> list[NodeRow]:
         return self._kept(self._base.find(conversation)) + self._over.find(conversation)

@@ -84,6 +84,15 @@ class ViewStore(Protocol):
         callers read them and copy before they change anything."""
         ...
 
+    def root_versions(self, root_ids: Sequence[str]) -> dict[str, int]:
+        """:meth:`root_version` of each of ``root_ids`` in one read (a forest asks about
+        every root at once: a SQL view answers in one statement, not one per root)."""
+        ...
+
+    def roots_rows(self, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
+        """:meth:`root_rows` of each of ``root_ids`` in one read."""
+        ...
+
     def find(self, conversation: str) -> list[NodeRow]:
         """Every node listed as ``conversation`` (its conversation, or its pending spawn key)."""
         ...
@@ -115,6 +124,24 @@ class ViewStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class RootReads(Protocol):
+    """What the bulk reads of a view held in the process are made of."""
+
+    def root_version(self, root_id: str) -> int: ...
+
+    def root_rows(self, root_id: str) -> list[NodeRow]: ...
+
+
+def versions_one_by_one(view: RootReads, root_ids: Sequence[str]) -> dict[str, int]:
+    """:meth:`ViewStore.root_versions` for a view held in the process, root by root."""
+    return {root_id: view.root_version(root_id) for root_id in root_ids}
+
+
+def rows_one_by_one(view: RootReads, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
+    """:meth:`ViewStore.roots_rows` for a view held in the process, root by root."""
+    return {root_id: view.root_rows(root_id) for root_id in root_ids}
 
 
 class MemoryView:
@@ -157,6 +184,12 @@ class MemoryView:
 
     def root_rows(self, root_id: str) -> list[NodeRow]:
         return list(self._by_root.get(root_id, {}).values())
+
+    def root_versions(self, root_ids: Sequence[str]) -> dict[str, int]:
+        return versions_one_by_one(self, root_ids)
+
+    def roots_rows(self, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
+        return rows_one_by_one(self, root_ids)
 
     def find(self, conversation: str) -> list[NodeRow]:
         return list(self._by_key.get(conversation, {}).values())

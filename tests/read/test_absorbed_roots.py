@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lineage_es.read.queries as queries_module
+from lineage_es.read.peers import oldest_first, peer_of
 from lineage_es.read.queries import Queries
 from lineage_es.read.view import MemoryView, NodeRow
 
@@ -43,14 +44,12 @@ def node_rows(draw: st.DrawFn) -> NodeRow:
 
 #: One step: the engine writes a page and absorbs it, another writer writes one, or a root is
 #: asked for.
-steps = st.lists(
-    st.one_of(
-        st.tuples(st.just("own"), st.lists(node_rows(), min_size=1, max_size=4)),
-        st.tuples(st.just("foreign"), st.lists(node_rows(), min_size=1, max_size=4)),
-        st.tuples(st.just("ask"), st.sampled_from(ROOTS)),
-    ),
-    max_size=30,
+step = st.one_of(
+    st.tuples(st.just("own"), st.lists(node_rows(), min_size=1, max_size=4)),
+    st.tuples(st.just("foreign"), st.lists(node_rows(), min_size=1, max_size=4)),
+    st.tuples(st.just("ask"), st.sampled_from(ROOTS)),
 )
+steps = st.lists(step, max_size=30)
 
 
 def loaded(view: MemoryView, root_id: str) -> list[dict[str, object]]:
@@ -118,3 +117,51 @@ def test_rows_changed_after_they_were_absorbed_do_not_change_the_answer() -> Non
     written.status = "deleted"  # the projector's working copy, changed for a later page
 
     assert [row.status for row in queries.snapshot("r1").rows] == ["stopped"]
+
+
+def fresh_peers(view: MemoryView, root_id: str) -> tuple[object, object]:
+    """The slow path: a root's live peers, and their grouping by parent, built from a fresh
+    read of its rows."""
+    live = [
+        row for row in sorted(view.root_rows(root_id), key=oldest_first) if row.status == "live"
+    ]
+    children: dict[str, list[object]] = {}
+    for row in live:
+        if row.parent is not None:
+            children.setdefault(row.parent, []).append(peer_of(row))
+    return tuple(peer_of(row) for row in live), {k: tuple(v) for k, v in children.items()}
+
+
+#: The steps of :data:`steps`, and asking for a root's peers (an answer does; a forest or a
+#: family asks for its rows alone).
+steps_listing_peers = st.lists(
+    st.one_of(step, st.tuples(st.just("list"), st.sampled_from(ROOTS))), max_size=30
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps_listing_peers)
+def test_a_root_s_peers_built_when_first_asked_for_equal_those_of_a_fresh_read(
+    plan: list[tuple[str, object]],
+) -> None:
+    """Whether or not each earlier snapshot of a root listed its peers, the peers a later one
+    builds, reusing what it can, are those of its rows."""
+    view = MemoryView()
+    queries = Queries(view)
+    position = 0
+    for kind, what in plan:
+        if kind in ("ask", "list"):
+            assert isinstance(what, str)
+            snapshot = queries.snapshot(what)
+            if kind == "list":
+                assert (snapshot.live, snapshot.children) == fresh_peers(view, what)
+            continue
+        assert isinstance(what, list)
+        page = [row.copy() for row in what]
+        assert view.write(page, expected=position, position=position + 1)
+        if kind == "own":
+            queries.absorb(page, position, position + 1)
+        position += 1
+    for root_id in ROOTS:
+        snapshot = queries.snapshot(root_id)
+        assert (snapshot.live, snapshot.children) == fresh_peers(view, root_id)

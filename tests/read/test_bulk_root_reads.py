@@ -1,0 +1,103 @@
+"""A view reads many roots at once as it reads them one by one: a forest asks for every root
+in two reads of the view (versions, then the rows not cached), on every store."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+
+from lineage_es.engine.engine import Engine
+from lineage_es.read.queries import Queries
+from lineage_es.read.sqlview import SqlView
+from lineage_es.read.view import NodeRow, ViewStore
+from tests.support.feed import Feed
+
+
+def in_nid_order(rows: list[NodeRow]) -> list[dict[str, Any]]:
+    return [asdict(row) for row in sorted(rows, key=lambda row: row.nid)]
+
+
+@pytest.fixture
+def forest(engine: Engine) -> list[str]:
+    """Three roots, two of them with a child, one stopped: their root ids."""
+    feed = Feed(engine)
+    for root in ("r1", "r2", "r3"):
+        feed.root(root)
+    feed.child("r1", "r1", "r1-a")
+    feed.child("r2", "r2", "r2-a")
+    feed.stop("r3", "r3")
+    return sorted({row.root_id for row in engine.view.roots(None, live_only=False)})
+
+
+def test_bulk_reads_answer_as_root_by_root_reads(engine: Engine, forest: list[str]) -> None:
+    view: ViewStore = engine.view
+    asked = [*forest, "no-such-root"]
+
+    versions = view.root_versions(asked)
+    rows = view.roots_rows(asked)
+
+    assert versions == {root_id: view.root_version(root_id) for root_id in asked}
+    assert {r: in_nid_order(found) for r, found in rows.items()} == {
+        root_id: in_nid_order(view.root_rows(root_id)) for root_id in asked
+    }
+    assert (versions["no-such-root"], rows["no-such-root"]) == (0, [])
+
+
+def test_a_sql_view_reads_more_roots_than_one_statement_takes(
+    engine: Engine, forest: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not isinstance(engine.view, SqlView):
+        pytest.skip("only a SQL view splits its reads into statements")
+    monkeypatch.setattr("lineage_es.read.sqlview._ROOTS_PER_STATEMENT", 2)
+    asked = [*forest, "unknown-1", "unknown-2"]
+
+    rows = engine.view.roots_rows(asked)
+
+    assert engine.view.root_versions(asked) == {
+        root_id: engine.view.root_version(root_id) for root_id in asked
+    }
+    assert {r: in_nid_order(found) for r, found in rows.items()} == {
+        root_id: in_nid_order(engine.view.root_rows(root_id)) for root_id in asked
+    }
+
+
+class CountingView:
+    """A view that counts the reads a question makes of it."""
+
+    def __init__(self, view: ViewStore) -> None:
+        self._view = view
+        self.reads = 0
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._view, name)
+        if callable(found) and name.startswith("root"):
+            self.reads += 1
+        return found
+
+
+def test_a_forest_reads_the_view_twice_however_many_roots_it_draws(
+    engine: Engine, forest: list[str]
+) -> None:
+    counting = CountingView(engine.view)
+    queries = Queries(counting)
+
+    drawn = queries.forest(include_stopped=True)
+
+    assert [node.conversation for node in drawn] == ["r1", "r2", "r3"]
+    # roots() once, then root_versions() and roots_rows() once each
+    assert counting.reads == 3
+
+
+def test_snapshots_of_many_roots_equal_each_root_s_own(engine: Engine, forest: list[str]) -> None:
+    bulk = Queries(engine.view).snapshots(forest)
+    one_by_one = Queries(engine.view)
+
+    for root_id in forest:
+        alone = one_by_one.snapshot(root_id)
+        assert (bulk[root_id].version, in_nid_order(bulk[root_id].rows)) == (
+            alone.version,
+            in_nid_order(alone.rows),
+        )
+        assert (bulk[root_id].live, bulk[root_id].children) == (alone.live, alone.children)
