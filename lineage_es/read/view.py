@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Protocol
 
 
@@ -55,13 +56,12 @@ class NodeRow:
         return self.depth == 0 and self.conversation == self.root
 
     def copy(self) -> NodeRow:
-        clone = object.__new__(NodeRow)
-        for name in _FIELDS:
-            object.__setattr__(clone, name, getattr(self, name))
-        return clone
+        """A row of the same values (a shallow copy: the workspace tuple is shared)."""
+        return NodeRow(*_values(self))
 
 
-_FIELDS = tuple(f.name for f in fields(NodeRow))
+#: A row's values in field order, as ``__init__`` takes them positionally.
+_values = attrgetter(*(f.name for f in fields(NodeRow)))
 
 
 class ViewStore(Protocol):
