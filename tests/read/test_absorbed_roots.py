@@ -57,6 +57,16 @@ def loaded(view: MemoryView, root_id: str) -> list[dict[str, object]]:
     return sorted((asdict(row) for row in view.root_rows(root_id)), key=lambda r: str(r["nid"]))
 
 
+def write(view: MemoryView, queries: Queries, kind: str, rows: list[NodeRow], position: int) -> int:
+    """Write ``rows`` as one page after ``position``, as the engine's own (absorbed) or another
+    writer's (``foreign``); the position after it."""
+    page = [row.copy() for row in rows]
+    assert view.write(page, expected=position, position=position + 1)
+    if kind == "own":
+        queries.absorb(page, position, position + 1)
+    return position + 1
+
+
 def snapshot_rows(queries: Queries, root_id: str) -> list[dict[str, object]]:
     rows = queries.snapshot(root_id).rows
     return sorted((asdict(row) for row in rows), key=lambda r: str(r["nid"]))
@@ -80,11 +90,7 @@ def test_a_root_asked_for_after_absorbed_writes_holds_the_rows_a_fresh_read_load
                 assert snapshot_rows(queries, what) == loaded(view, what)
                 continue
             assert isinstance(what, list)
-            page = [row.copy() for row in what]
-            assert view.write(page, expected=position, position=position + 1)
-            if kind == "own":
-                queries.absorb(page, position, position + 1)
-            position += 1
+            position = write(view, queries, kind, what, position)
         for root_id in ROOTS:
             assert snapshot_rows(queries, root_id) == loaded(view, root_id)
 
@@ -157,11 +163,7 @@ def test_a_root_s_peers_built_when_first_asked_for_equal_those_of_a_fresh_read(
                 assert (snapshot.live, snapshot.children) == fresh_peers(view, what)
             continue
         assert isinstance(what, list)
-        page = [row.copy() for row in what]
-        assert view.write(page, expected=position, position=position + 1)
-        if kind == "own":
-            queries.absorb(page, position, position + 1)
-        position += 1
+        position = write(view, queries, kind, what, position)
     for root_id in ROOTS:
         snapshot = queries.snapshot(root_id)
         assert (snapshot.live, snapshot.children) == fresh_peers(view, root_id)

@@ -16,25 +16,16 @@ maybe = st.none() | text
 rows = st.builds(
     NodeRow,
     nid=st.integers(),
-    root_id=text,
-    host=text,
-    root=text,
-    conversation=maybe,
-    spawn_key=maybe,
-    parent=maybe,
     depth=st.integers(0, 5),
     status=st.sampled_from(("live", "stopped", "deleted")),
-    resolution=text,
-    started_at=text,
     ambiguous=st.booleans(),
-    agent_type=maybe,
-    subagent_id=maybe,
-    description=maybe,
-    name=maybe,
-    stopped_at=maybe,
-    delete_reason=maybe,
     workspace=st.tuples() | st.tuples(text) | st.tuples(text, text),
-    last_seen=maybe,
+    **dict.fromkeys(("root_id", "host", "root", "resolution", "started_at"), text),
+    **dict.fromkeys(
+        ("conversation", "spawn_key", "parent", "agent_type", "subagent_id", "description"),
+        maybe,
+    ),
+    **dict.fromkeys(("name", "stopped_at", "delete_reason", "last_seen"), maybe),
 )
 
 
