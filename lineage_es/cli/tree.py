@@ -38,6 +38,8 @@ from lineage_es.read.render import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from lineage_es.engine.engine import Engine
     from lineage_es.model import ForestNode
     from lineage_es.read.answers import TreeReader
@@ -181,12 +183,13 @@ def _split_quiet(
     conversation: str | None,
 ) -> QuietSplit:
     """``forest`` split by quietness at ``moment`` (now when ``None``): quiet roots left out
-    unless ``--all`` or one root was asked for. A root that looks quiet by its drawn nodes is
-    checked against every node of its family (stopped ones a live-only tree does not draw)."""
+    unless ``--all`` or one root was asked for. The roots that look quiet by their drawn nodes
+    are checked against every node of their families (stopped ones a live-only tree does not
+    draw), read together."""
 
-    def newest_of(root: ForestNode) -> str | None:
-        times = [m.last_seen for m in reader.family(root.conversation, root.host) if m.last_seen]
-        return max(times, default=None)
+    def newest_of(roots: Sequence[ForestNode]) -> list[str | None]:
+        families = reader.families([(root.conversation, root.host) for root in roots])
+        return [max((m.last_seen for m in f if m.last_seen), default=None) for f in families]
 
     return split_quiet(
         forest,

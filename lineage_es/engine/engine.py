@@ -306,6 +306,10 @@ class Engine:
         """Every node of ``root``'s family that is not deleted, oldest first."""
         return self._reader.family(root, host)
 
+    def families(self, roots: Iterable[tuple[str, str | None]]) -> tuple[tuple[Member, ...], ...]:
+        """:meth:`family` of each ``(root, host)`` of ``roots``, in order, read together."""
+        return self._reader.families(roots)
+
     def agents(self, as_: str, host: str | None = None) -> tuple[Member, ...]:
         """Every known node of the caller's host, each with its relation to the caller."""
         return self._reader.agents(as_, host)

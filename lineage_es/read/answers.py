@@ -9,7 +9,7 @@ never the rows, caches or view behind them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 
 from lineage_es.model import AgentLineage, Chain, ForestNode, LineageTree, Member, Provenance
@@ -82,6 +82,16 @@ class TreeReader:
         require_ids((root, "root"), (host, "host"))
         with self._source() as queries:
             return queries.family(root, host)
+
+    def families(self, roots: Iterable[tuple[str, str | None]]) -> tuple[tuple[Member, ...], ...]:
+        """:meth:`family` of each ``(root, host)`` of ``roots``, in order: one question, read
+        in a few reads of the view however many roots it names (a tree's quiet check asks
+        about every root that looks quiet)."""
+        asked = list(roots)
+        for root, host in asked:
+            require_ids((root, "root"), (host, "host"))
+        with self._source() as queries:
+            return tuple(queries.families(asked))
 
     def agents(self, as_: str, host: str | None = None) -> tuple[Member, ...]:
         """Every known node of the caller's host, each with its relation to the caller."""

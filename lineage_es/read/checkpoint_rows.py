@@ -26,7 +26,12 @@ from typing import Any
 
 import orjson
 
-from lineage_es.read.view import NodeRow, rows_one_by_one, versions_one_by_one
+from lineage_es.read.view import (
+    NodeRow,
+    finds_one_by_one,
+    rows_one_by_one,
+    versions_one_by_one,
+)
 
 #: What a blob of this layout starts with (a blob of another is refused, not misread).
 MAGIC = b"LC2\x00"
@@ -193,6 +198,9 @@ class CheckpointView:
         roots = {root_id for blob in self._chain for root_id in blob.roots_of(conversation)}
         found = [row for r in roots for row in self.root_rows(r) if row.key == conversation]
         return sorted(found, key=nid_of)
+
+    def find_many(self, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
+        return finds_one_by_one(self, keys)
 
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
         if self._heads is None:

@@ -1,15 +1,14 @@
 """Queries: frozen answers read from a tree view.
 
-A root's rows are loaded once and kept, with the peers already built, until the view says
-that root changed; so a warm tree query costs a version check and a few list filters, and
-does not grow with the journal.
+A root's rows are loaded once and kept (:class:`~lineage_es.read.snapshots.RootSnapshot`)
+until the view says that root changed; so a warm tree query costs a version check and a few
+list filters, and does not grow with the journal.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 
 from lineage_es.errors import AmbiguousConversation, UnknownConversation
 from lineage_es.model import (
@@ -27,11 +26,10 @@ from lineage_es.read.peers import (
     listed,
     listing_order,
     oldest_first,
-    peer_of,
-    peer_signature,
     subagent_of,
     workspace_key,
 )
+from lineage_es.read.snapshots import RootSnapshot
 from lineage_es.read.view import NodeRow, ViewStore
 from lineage_es.vocabulary import Resolution
 
@@ -39,64 +37,20 @@ MAX_CHAIN_HOPS = 20
 ROOT_CACHE_SIZE = 512
 
 
-@dataclass
-class RootSnapshot:
-    """One root's rows, ordered oldest first. Its live peers (:attr:`live`, :attr:`children`)
-    are built when first asked for, reusing the peers of the previous snapshot of the same
-    root for rows that did not change: a forest or a family never asks for them."""
+#: Which of the nodes listed under one key a lookup takes: live ones first, then the newest.
+_STATUS_RANK = {"live": 0, "stopped": 1, "deleted": 2}
 
-    version: int
-    rows: list[NodeRow]
-    previous: RootSnapshot | None = None
-    by_key: dict[str, NodeRow] = field(init=False)
-    peers: dict[int, tuple[tuple[object, ...], Peer]] = field(init=False)
-    _listing: tuple[tuple[Peer, ...], dict[str, tuple[Peer, ...]]] | None = field(
-        init=False, default=None
-    )
 
-    def _peer_reusing_previous(self, row: NodeRow) -> Peer:
-        signature = peer_signature(row)
-        known = self.previous.peers.get(row.nid) if self.previous is not None else None
-        peer = known[1] if known is not None and known[0] == signature else peer_of(row)
-        self.peers[row.nid] = (signature, peer)
-        return peer
-
-    def __post_init__(self) -> None:
-        self.peers = {}
-        self.rows.sort(key=oldest_first)
-        self.by_key = {}
-        for row in self.rows:
-            if row.key not in self.by_key or self.by_key[row.key].status == "deleted":
-                self.by_key[row.key] = row
-        if self.previous is not None and self.previous._listing is None:
-            self.previous = None  # it has no peers to reuse (and keeps no older snapshot)
-
-    @property
-    def live(self) -> tuple[Peer, ...]:
-        """The live nodes' peers, oldest first."""
-        return self._listed()[0]
-
-    @property
-    def children(self) -> dict[str, tuple[Peer, ...]]:
-        """The live nodes' peers by their parent's key."""
-        return self._listed()[1]
-
-    def _listed(self) -> tuple[tuple[Peer, ...], dict[str, tuple[Peer, ...]]]:
-        if self._listing is None:
-            live_rows = [row for row in self.rows if row.status == "live"]
-            live = tuple(self._peer_reusing_previous(row) for row in live_rows)
-            self.previous = None
-            children: dict[str, list[Peer]] = {}
-            for row, peer in zip(live_rows, live, strict=True):
-                if row.parent is not None:
-                    children.setdefault(row.parent, []).append(peer)
-            self._listing = (live, {parent: tuple(peers) for parent, peers in children.items()})
-        return self._listing
-
-    @property
-    def root(self) -> NodeRow:
-        """The root's own row."""
-        return next(row for row in self.rows if row.is_root)
+def _listed(rows: list[NodeRow], conversation: str, host: str | None) -> NodeRow | None:
+    """The node listed as ``conversation`` among ``rows`` (those the view lists under it) of
+    ``host`` (any host: ``None``, when only one has it, else :class:`AmbiguousConversation`)."""
+    mine = [r for r in rows if host is None or r.host == host]
+    if not mine:
+        return None
+    hosts = sorted({r.host for r in mine})
+    if len(hosts) > 1:
+        raise AmbiguousConversation(conversation, hosts)
+    return min(mine, key=lambda r: (_STATUS_RANK.get(r.status, 3), -r.nid))
 
 
 def _why_stopped(chain: Chain) -> str:
@@ -200,14 +154,7 @@ class Queries:
 
     def find(self, conversation: str, host: str | None = None) -> NodeRow | None:
         """The node listed as ``conversation`` (live ones first); ``None`` when unknown."""
-        rows = [r for r in self.view.find(conversation) if host is None or r.host == host]
-        if not rows:
-            return None
-        hosts = sorted({r.host for r in rows})
-        if len(hosts) > 1:
-            raise AmbiguousConversation(conversation, hosts)
-        rank = {"live": 0, "stopped": 1, "deleted": 2}
-        return min(rows, key=lambda r: (rank.get(r.status, 3), -r.nid))
+        return _listed(self.view.find(conversation), conversation, host)
 
     def require(self, conversation: str, host: str | None = None) -> NodeRow:
         """The node listed as ``conversation``; :class:`UnknownConversation` when unknown."""
@@ -386,8 +333,23 @@ class Queries:
 
     def family(self, root: str, host: str | None = None) -> tuple[Member, ...]:
         """Every node of ``root``'s family that is not deleted, oldest first."""
-        row = self.require(root, host)
-        snapshot = self.snapshot(row.root_id)
+        return self._members(self.snapshot(self.require(root, host).root_id))
+
+    def families(self, roots: Sequence[tuple[str, str | None]]) -> list[tuple[Member, ...]]:
+        """:meth:`family` of each ``(root, host)`` of ``roots``, in order, in three reads of
+        the view in all (the nodes listed under the roots, the versions of their roots, then
+        the rows of those not cached) instead of up to three a root."""
+        listed = self.view.find_many(list(dict.fromkeys(root for root, _ in roots)))
+        rows: list[NodeRow] = []
+        for root, host in roots:
+            row = _listed(listed[root], root, host)
+            if row is None:
+                raise UnknownConversation(root)
+            rows.append(row)
+        snapshots = self.snapshots(list(dict.fromkeys(row.root_id for row in rows)))
+        return [self._members(snapshots[row.root_id]) for row in rows]
+
+    def _members(self, snapshot: RootSnapshot) -> tuple[Member, ...]:
         return tuple(self._member_of(r) for r in snapshot.rows if r.status != "deleted")
 
     def agents(self, as_: str, host: str | None = None) -> tuple[Member, ...]:

@@ -12,7 +12,7 @@ a time-travelling tree's moment.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -91,43 +91,54 @@ def split_quiet(
     now: datetime,
     after: timedelta | None,
     keep: bool,
-    newest_of: Callable[[ForestNode], str | None] = newest_in,
+    newest_of: Callable[[Sequence[ForestNode]], Sequence[str | None]] | None = None,
 ) -> QuietSplit:
     """Split ``forest`` at ``now``: a live root is quiet when the latest fact about any node
-    of its tree (``newest_of``; by default the drawn nodes', :func:`newest_in`) is ``after``
-    or more before ``now``. Quiet roots are left out, unless ``keep`` (then they are drawn
-    and listed with how long they have been quiet). A root with no known time, or a stopped
-    one, is never quiet; ``after`` ``None`` leaves nothing out.
+    of its tree is ``after`` or more before ``now``. Quiet roots are left out, unless
+    ``keep`` (then they are drawn and listed with how long they have been quiet). A root with
+    no known time, or a stopped one, is never quiet; ``after`` ``None`` leaves nothing out.
 
-    ``newest_of`` is asked only about roots that look quiet by their drawn nodes: the caller
-    may look wider (stopped nodes a live-only tree does not draw) at little cost."""
+    The latest fact is first looked for among the drawn nodes (:func:`newest_in`); the roots
+    that look quiet by them are then asked about together, once, by ``newest_of`` (the latest
+    time of each, in order), when given: the caller may look wider (stopped nodes a live-only
+    tree does not draw) at little cost."""
+    roots = tuple(forest)
+    quiet = {
+        index: since
+        for index, root in enumerate(roots)
+        if (since := _quiet_for(root, now, after, newest_in(root))) is not None
+    }
+    if newest_of is not None and quiet:
+        looked_at = list(quiet)
+        wider = newest_of([roots[index] for index in looked_at])
+        for index, newest in zip(looked_at, wider, strict=True):
+            since = _quiet_for(roots[index], now, after, newest)
+            if since is None:
+                del quiet[index]
+            else:
+                quiet[index] = since
     shown: list[ForestNode] = []
-    quiet: dict[str, timedelta] = {}
+    quiet_roots: dict[str, timedelta] = {}
     left_out = 0
-    for root in forest:
-        since = _quiet_for(root, now, after, newest_in)
-        if since is not None and newest_of is not newest_in:
-            since = _quiet_for(root, now, after, newest_of)
+    for index, root in enumerate(roots):
+        since = quiet.get(index)
         if since is None:
             shown.append(root)
         elif keep:
             shown.append(root)
-            quiet[root.conversation] = since
+            quiet_roots[root.conversation] = since
         else:
             left_out += 1
-    return QuietSplit(tuple(shown), quiet, left_out)
+    return QuietSplit(tuple(shown), quiet_roots, left_out)
 
 
 def _quiet_for(
-    root: ForestNode,
-    now: datetime,
-    after: timedelta | None,
-    newest_of: Callable[[ForestNode], str | None],
+    root: ForestNode, now: datetime, after: timedelta | None, newest: str | None
 ) -> timedelta | None:
-    """How long ``root`` has been quiet at ``now``, when that is ``after`` or more."""
+    """How long ``root``, whose latest fact is at ``newest``, has been quiet at ``now``, when
+    that is ``after`` or more."""
     if after is None or root.status != "live":
         return None
-    newest = newest_of(root)
     last = _moment(newest) if newest is not None else None
     if last is None:
         return None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lineage_es.errors import StoreError
@@ -172,6 +172,11 @@ class ViewReader:
     def family(self, root: str, host: str | None = None) -> tuple[Member, ...]:
         """As :meth:`lineage_es.engine.engine.Engine.family`."""
         found: tuple[Member, ...] = self._answerer().family(root, host)
+        return found
+
+    def families(self, roots: Iterable[tuple[str, str | None]]) -> tuple[tuple[Member, ...], ...]:
+        """As :meth:`lineage_es.engine.engine.Engine.families`."""
+        found: tuple[tuple[Member, ...], ...] = self._answerer().families(roots)
         return found
 
     def agents(self, as_: str, host: str | None = None) -> tuple[Member, ...]:

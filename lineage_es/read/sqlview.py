@@ -101,14 +101,14 @@ def _older_view(columns: set[str]) -> bool:
     return NEWEST_COLUMN not in columns and set(COLUMNS) - {NEWEST_COLUMN} <= columns
 
 
-#: At most this many roots in one ``IN (...)`` of a bulk read (SQLite builds before 3.32
-#: take at most 999 parameters a statement).
-_ROOTS_PER_STATEMENT = 500
+#: At most this many ids in one ``IN (...)`` of a bulk read (SQLite builds before 3.32 take
+#: at most 999 parameters a statement; a bulk find names each id twice).
+_IDS_PER_STATEMENT = 400
 
 
-def _chunks(root_ids: Sequence[str]) -> Iterator[Sequence[str]]:
-    for start in range(0, len(root_ids), _ROOTS_PER_STATEMENT):
-        yield root_ids[start : start + _ROOTS_PER_STATEMENT]
+def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(ids), _IDS_PER_STATEMENT):
+        yield ids[start : start + _IDS_PER_STATEMENT]
 
 
 def _row_from_columns(values: Sequence[Any]) -> NodeRow:
@@ -238,6 +238,19 @@ class SqlView(ABC):
             (conversation, conversation),
         )
         return [_row_from_columns(r) for r in found]
+
+    def find_many(self, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
+        found: dict[str, list[NodeRow]] = {key: [] for key in keys}
+        for chunk in _chunks(keys):
+            marks = ", ".join("?" * len(chunk))
+            sql = (
+                f"{_SELECT} WHERE conversation IN ({marks}) UNION ALL "
+                f"{_SELECT} WHERE conversation IS NULL AND spawn_key IN ({marks})"
+            )
+            for columns in self._query(sql, [*chunk, *chunk]):
+                row = _row_from_columns(columns)
+                found[row.key].append(row)
+        return found
 
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
         sql = f"{_SELECT} WHERE depth = 0 AND conversation = root"

@@ -35,6 +35,7 @@ from lineage_es.read.view import (
     MemoryView,
     NodeRow,
     ViewStore,
+    finds_one_by_one,
     rows_one_by_one,
     versions_one_by_one,
 )
@@ -79,6 +80,9 @@ class OverlayView:
 
     def find(self, conversation: str) -> list[NodeRow]:
         return self._kept(self._base.find(conversation)) + self._over.find(conversation)
+
+    def find_many(self, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
+        return finds_one_by_one(self, keys)
 
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
         base = self._base.roots(host, live_only=live_only)

@@ -97,6 +97,10 @@ class ViewStore(Protocol):
         """Every node listed as ``conversation`` (its conversation, or its pending spawn key)."""
         ...
 
+    def find_many(self, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
+        """:meth:`find` of each of ``keys`` in one read."""
+        ...
+
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
         """Root rows of ``host`` (every host when ``None``)."""
         ...
@@ -127,11 +131,13 @@ class ViewStore(Protocol):
 
 
 class RootReads(Protocol):
-    """What the bulk reads of a view held in the process are made of."""
+    """What the bulk reads of a view held in the process are made of (one read each)."""
 
     def root_version(self, root_id: str) -> int: ...
 
     def root_rows(self, root_id: str) -> list[NodeRow]: ...
+
+    def find(self, conversation: str) -> list[NodeRow]: ...
 
 
 def versions_one_by_one(view: RootReads, root_ids: Sequence[str]) -> dict[str, int]:
@@ -142,6 +148,11 @@ def versions_one_by_one(view: RootReads, root_ids: Sequence[str]) -> dict[str, i
 def rows_one_by_one(view: RootReads, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
     """:meth:`ViewStore.roots_rows` for a view held in the process, root by root."""
     return {root_id: view.root_rows(root_id) for root_id in root_ids}
+
+
+def finds_one_by_one(view: RootReads, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
+    """:meth:`ViewStore.find_many` for a view held in the process, key by key."""
+    return {key: view.find(key) for key in keys}
 
 
 class MemoryView:
@@ -193,6 +204,9 @@ class MemoryView:
 
     def find(self, conversation: str) -> list[NodeRow]:
         return list(self._by_key.get(conversation, {}).values())
+
+    def find_many(self, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
+        return finds_one_by_one(self, keys)
 
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
         if live_only:

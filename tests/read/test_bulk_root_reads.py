@@ -1,5 +1,6 @@
 """A view reads many roots at once as it reads them one by one: a forest asks for every root
-in two reads of the view (versions, then the rows not cached), on every store."""
+in two reads of the view (versions, then the rows not cached), and the families of many roots
+take three (the nodes listed under them first), on every store."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from lineage_es.engine.engine import Engine
+from lineage_es.errors import UnknownConversation
 from lineage_es.read.queries import Queries
 from lineage_es.read.sqlview import SqlView
 from lineage_es.read.view import NodeRow, ViewStore
@@ -50,7 +52,7 @@ def test_a_sql_view_reads_more_roots_than_one_statement_takes(
 ) -> None:
     if not isinstance(engine.view, SqlView):
         pytest.skip("only a SQL view splits its reads into statements")
-    monkeypatch.setattr("lineage_es.read.sqlview._ROOTS_PER_STATEMENT", 2)
+    monkeypatch.setattr("lineage_es.read.sqlview._IDS_PER_STATEMENT", 2)
     asked = [*forest, "unknown-1", "unknown-2"]
 
     rows = engine.view.roots_rows(asked)
@@ -60,6 +62,10 @@ def test_a_sql_view_reads_more_roots_than_one_statement_takes(
     }
     assert {r: in_nid_order(found) for r, found in rows.items()} == {
         root_id: in_nid_order(engine.view.root_rows(root_id)) for root_id in asked
+    }
+    keys = ["r1", "r1-a", "r2", "r2-a", "r3", "no-such-key"]
+    assert {k: in_nid_order(found) for k, found in engine.view.find_many(keys).items()} == {
+        key: in_nid_order(engine.view.find(key)) for key in keys
     }
 
 
@@ -72,7 +78,7 @@ class CountingView:
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._view, name)
-        if callable(found) and name.startswith("root"):
+        if callable(found) and name.startswith(("root", "find")):
             self.reads += 1
         return found
 
@@ -101,3 +107,39 @@ def test_snapshots_of_many_roots_equal_each_root_s_own(engine: Engine, forest: l
             in_nid_order(alone.rows),
         )
         assert (bulk[root_id].live, bulk[root_id].children) == (alone.live, alone.children)
+
+
+def test_finding_many_keys_answers_as_finding_each(engine: Engine, forest: list[str]) -> None:
+    view: ViewStore = engine.view
+    keys = ["r1", "r1-a", "spawn-r1-a", "r3", "no-such-key"]
+
+    found = view.find_many(keys)
+
+    assert {k: in_nid_order(rows) for k, rows in found.items()} == {
+        key: in_nid_order(view.find(key)) for key in keys
+    }
+
+
+def test_families_answer_as_each_family(engine: Engine, forest: list[str]) -> None:
+    asked = [("r1", None), ("r2", "claude"), ("r1-a", "claude"), ("r3", None)]
+
+    assert engine.families(asked) == tuple(engine.family(root, host) for root, host in asked)
+
+
+def test_families_of_an_unknown_root_raise_as_its_family_does(
+    engine: Engine, forest: list[str]
+) -> None:
+    with pytest.raises(UnknownConversation):
+        engine.families([("r1", None), ("no-such-root", None)])
+
+
+def test_families_read_the_view_three_times_however_many_roots_they_name(
+    engine: Engine, forest: list[str]
+) -> None:
+    counting = CountingView(engine.view)
+    queries = Queries(counting)
+
+    queries.families([("r1", None), ("r2", None), ("r3", None)])
+
+    # find_many(), root_versions() and roots_rows() once each
+    assert counting.reads == 3

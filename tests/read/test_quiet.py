@@ -3,6 +3,7 @@ for, and the durations ``--quiet-after`` takes (:mod:`lineage_es.read.quiet`).""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -99,9 +100,33 @@ def test_a_wider_look_can_show_a_root_its_drawn_nodes_call_quiet() -> None:
     """A stopped child a live-only tree does not draw may hold the latest fact."""
     recent = (NOW - HOUR).isoformat()
     done = split_quiet(
-        [node("R", 5 * HOUR)], now=NOW, after=2 * HOUR, keep=False, newest_of=lambda _: recent
+        [node("R", 5 * HOUR)],
+        now=NOW,
+        after=2 * HOUR,
+        keep=False,
+        newest_of=lambda roots: [recent for _ in roots],
     )
     assert (len(done.shown), done.left_out) == (1, 0)
+
+
+def test_the_wider_look_is_asked_once_about_the_roots_that_look_quiet_alone() -> None:
+    asked: list[list[str]] = []
+
+    def newest_of(roots: Sequence[ForestNode]) -> list[str | None]:
+        asked.append([root.conversation for root in roots])
+        return [None if root.conversation == "Q1" else (NOW - HOUR).isoformat() for root in roots]
+
+    done = split_quiet(
+        [node("Q1", 5 * HOUR), node("busy", HOUR), node("Q2", 3 * HOUR)],
+        now=NOW,
+        after=2 * HOUR,
+        keep=True,
+        newest_of=newest_of,
+    )
+
+    assert asked == [["Q1", "Q2"]]
+    # Q1: no time found wider (never quiet); Q2: a fact an hour ago (not quiet after all)
+    assert ([r.conversation for r in done.shown], dict(done.quiet)) == (["Q1", "busy", "Q2"], {})
 
 
 def test_quiet_is_counted_up_to_the_moment_shown() -> None:

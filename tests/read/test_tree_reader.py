@@ -34,7 +34,17 @@ Answers = dict[str, Any]
 
 #: Every read method of the engine, each of which a TreeReader has too.
 READ_METHODS = frozenset(
-    {"lineage", "tree_for", "relation", "chain", "provenance", "family", "agents", "forest"}
+    {
+        "lineage",
+        "tree_for",
+        "relation",
+        "chain",
+        "provenance",
+        "family",
+        "families",
+        "agents",
+        "forest",
+    }
 )
 
 
@@ -93,6 +103,9 @@ def answers(source: Engine | TreeReader, names: list[str]) -> Answers:
         if source.lineage(name).depth == 0:
             found[f"family {name}"] = source.family(name)
             found[f"forest of {name}"] = source.forest(root=name, include_stopped=True)
+    roots = [name for name in names if source.lineage(name).depth == 0]
+    for root, members in zip(roots, source.families([(r, None) for r in roots]), strict=True):
+        found[f"families, {root}'s"] = members
     for a, b in itertools.product(names, repeat=2):
         found[f"relation {a} {b}"] = source.relation(a, b)
         found[f"provenance {a} {b}"] = source.provenance(a, b, "claude")
@@ -168,6 +181,7 @@ def reader(memory: Engine) -> TreeReader:
         pytest.param(lambda r: r.lineage("nobody"), id="lineage"),
         pytest.param(lambda r: r.chain("nobody"), id="chain"),
         pytest.param(lambda r: r.family("nobody"), id="family"),
+        pytest.param(lambda r: r.families([("R", None), ("nobody", None)]), id="families"),
         pytest.param(lambda r: r.agents("nobody"), id="agents"),
         pytest.param(lambda r: r.forest(root="nobody"), id="forest-of-a-root"),
         pytest.param(lambda r: r.lineage("A", "codex"), id="lineage-on-another-host"),
@@ -198,6 +212,8 @@ def test_an_unknown_conversation_has_no_tree_no_relation_and_a_noted_provenance(
         pytest.param(lambda r, x: r.chain(x), id="chain"),
         pytest.param(lambda r, x: r.provenance(x, "R"), id="provenance"),
         pytest.param(lambda r, x: r.family(x), id="family"),
+        pytest.param(lambda r, x: r.families([("R", None), (x, None)]), id="families"),
+        pytest.param(lambda r, x: r.families([("R", x or 5)]), id="families-host"),
         pytest.param(lambda r, x: r.agents(x), id="agents"),
         pytest.param(lambda r, x: r.lineage("A", x or 5), id="host"),
         pytest.param(lambda r, x: r.forest(x or 5), id="forest-host"),
