@@ -106,7 +106,9 @@ def split_quiet(
     quiet = {
         index: since
         for index, root in enumerate(roots)
-        if (since := _quiet_for(root, now, after, newest_in(root))) is not None
+        if after is not None
+        and root.status == "live"  # the drawn tree is walked only where it can be quiet
+        and (since := _quiet_for(root, now, after, newest_in(root))) is not None
     }
     if newest_of is not None and quiet:
         looked_at = list(quiet)
