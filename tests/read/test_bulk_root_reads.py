@@ -4,12 +4,13 @@ take three (the nodes listed under them first), on every store."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any
 
 import pytest
 
-from lineage_es.engine.engine import Engine
+from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import UnknownConversation
 from lineage_es.read.queries import Queries
 from lineage_es.read.sqlview import SqlView
@@ -21,9 +22,8 @@ def in_nid_order(rows: list[NodeRow]) -> list[dict[str, Any]]:
     return [asdict(row) for row in sorted(rows, key=lambda row: row.nid)]
 
 
-@pytest.fixture
-def forest(engine: Engine) -> list[str]:
-    """Three roots, two of them with a child, one stopped: their root ids."""
+def grown(engine: Engine) -> list[str]:
+    """Three roots fed to ``engine``, two of them with a child, one stopped: their root ids."""
     feed = Feed(engine)
     for root in ("r1", "r2", "r3"):
         feed.root(root)
@@ -31,6 +31,19 @@ def forest(engine: Engine) -> list[str]:
     feed.child("r2", "r2", "r2-a")
     feed.stop("r3", "r3")
     return sorted({row.root_id for row in engine.view.roots(None, live_only=False)})
+
+
+@pytest.fixture
+def forest(engine: Engine) -> list[str]:
+    """:func:`grown` on each store."""
+    return grown(engine)
+
+
+@pytest.fixture
+def sql_engine(shared_store_url: str) -> Iterator[Engine]:
+    """An engine whose view is in SQL tables (SQLite, PostgreSQL)."""
+    with open_engine(shared_store_url) as opened:
+        yield opened
 
 
 def test_bulk_reads_answer_as_root_by_root_reads(engine: Engine, forest: list[str]) -> None:
@@ -47,13 +60,13 @@ def test_bulk_reads_answer_as_root_by_root_reads(engine: Engine, forest: list[st
     assert (versions["no-such-root"], rows["no-such-root"]) == (0, [])
 
 
-def test_a_sql_view_reads_more_roots_than_one_statement_takes(
-    engine: Engine, forest: list[str], monkeypatch: pytest.MonkeyPatch
+def test_a_sql_view_reads_more_ids_than_one_statement_takes(
+    sql_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if not isinstance(engine.view, SqlView):
-        pytest.skip("only a SQL view splits its reads into statements")
+    engine = sql_engine
+    assert isinstance(engine.view, SqlView)
+    asked = [*grown(engine), "unknown-1", "unknown-2"]
     monkeypatch.setattr("lineage_es.read.sqlview._IDS_PER_STATEMENT", 2)
-    asked = [*forest, "unknown-1", "unknown-2"]
 
     rows = engine.view.roots_rows(asked)
 
