@@ -28,9 +28,7 @@ import orjson
 
 from lineage_es.read.view import (
     NodeRow,
-    finds_one_by_one,
-    rows_one_by_one,
-    versions_one_by_one,
+    ReadsOneByOne,
 )
 
 #: What a blob of this layout starts with (a blob of another is refused, not misread).
@@ -156,7 +154,7 @@ class _Blob:
         return list(_unpack(self._blob[first : self._body + self._ends[index]]))
 
 
-class CheckpointView:
+class CheckpointView(ReadsOneByOne):
     """The view at a checkpoint, read only, from its chain of blobs (a full checkpoint's,
     then the deltas up to it): each root's rows are decoded when first asked for, then kept
     (nothing changes them)."""
@@ -188,19 +186,10 @@ class CheckpointView:
             self._by_root[root_id] = rows
         return list(rows)
 
-    def root_versions(self, root_ids: Sequence[str]) -> dict[str, int]:
-        return versions_one_by_one(self, root_ids)
-
-    def roots_rows(self, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
-        return rows_one_by_one(self, root_ids)
-
     def find(self, conversation: str) -> list[NodeRow]:
         roots = {root_id for blob in self._chain for root_id in blob.roots_of(conversation)}
         found = [row for r in roots for row in self.root_rows(r) if row.key == conversation]
         return sorted(found, key=nid_of)
-
-    def find_many(self, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
-        return finds_one_by_one(self, keys)
 
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
         if self._heads is None:

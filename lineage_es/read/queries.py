@@ -41,7 +41,7 @@ ROOT_CACHE_SIZE = 512
 _STATUS_RANK = {"live": 0, "stopped": 1, "deleted": 2}
 
 
-def _listed(rows: list[NodeRow], conversation: str, host: str | None) -> NodeRow | None:
+def _node_listed_as(conversation: str, rows: list[NodeRow], host: str | None) -> NodeRow | None:
     """The node listed as ``conversation`` among ``rows`` (those the view lists under it) of
     ``host`` (any host: ``None``, when only one has it, else :class:`AmbiguousConversation`)."""
     mine = [r for r in rows if host is None or r.host == host]
@@ -154,7 +154,7 @@ class Queries:
 
     def find(self, conversation: str, host: str | None = None) -> NodeRow | None:
         """The node listed as ``conversation`` (live ones first); ``None`` when unknown."""
-        return _listed(self.view.find(conversation), conversation, host)
+        return _node_listed_as(conversation, self.view.find(conversation), host)
 
     def require(self, conversation: str, host: str | None = None) -> NodeRow:
         """The node listed as ``conversation``; :class:`UnknownConversation` when unknown."""
@@ -339,10 +339,10 @@ class Queries:
         """:meth:`family` of each ``(root, host)`` of ``roots``, in order, in three reads of
         the view in all (the nodes listed under the roots, the versions of their roots, then
         the rows of those not cached) instead of up to three a root."""
-        listed = self.view.find_many(list(dict.fromkeys(root for root, _ in roots)))
+        found = self.view.find_many(list(dict.fromkeys(root for root, _ in roots)))
         rows: list[NodeRow] = []
         for root, host in roots:
-            row = _listed(listed[root], root, host)
+            row = _node_listed_as(root, found[root], host)
             if row is None:
                 raise UnknownConversation(root)
             rows.append(row)

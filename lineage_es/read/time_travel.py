@@ -34,10 +34,8 @@ from lineage_es.read.projection import Projector
 from lineage_es.read.view import (
     MemoryView,
     NodeRow,
+    ReadsOneByOne,
     ViewStore,
-    finds_one_by_one,
-    rows_one_by_one,
-    versions_one_by_one,
 )
 
 #: Checkpoints' views kept read by each engine: their blobs (a few MB at a million events)
@@ -45,7 +43,7 @@ from lineage_es.read.view import (
 BASES_KEPT = 2
 
 
-class OverlayView:
+class OverlayView(ReadsOneByOne):
     """A view made of a checkpoint's rows (``base``, read only) and the rows changed since
     (its own :class:`MemoryView`): what time travel replays the rest of the journal into."""
 
@@ -72,17 +70,8 @@ class OverlayView:
         rows = self._kept(self._base.root_rows(root_id)) + self._over.root_rows(root_id)
         return sorted(rows, key=nid_of)
 
-    def root_versions(self, root_ids: Sequence[str]) -> dict[str, int]:
-        return versions_one_by_one(self, root_ids)
-
-    def roots_rows(self, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
-        return rows_one_by_one(self, root_ids)
-
     def find(self, conversation: str) -> list[NodeRow]:
         return self._kept(self._base.find(conversation)) + self._over.find(conversation)
-
-    def find_many(self, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
-        return finds_one_by_one(self, keys)
 
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
         base = self._base.roots(host, live_only=live_only)

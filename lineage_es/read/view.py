@@ -131,7 +131,7 @@ class ViewStore(Protocol):
 
 
 class RootReads(Protocol):
-    """What the bulk reads of a view held in the process are made of (one read each)."""
+    """The one-key reads a view held in the process answers its bulk reads from."""
 
     def root_version(self, root_id: str) -> int: ...
 
@@ -140,22 +140,22 @@ class RootReads(Protocol):
     def find(self, conversation: str) -> list[NodeRow]: ...
 
 
-def versions_one_by_one(view: RootReads, root_ids: Sequence[str]) -> dict[str, int]:
-    """:meth:`ViewStore.root_versions` for a view held in the process, root by root."""
-    return {root_id: view.root_version(root_id) for root_id in root_ids}
+class ReadsOneByOne:
+    """:meth:`ViewStore.root_versions`, :meth:`ViewStore.roots_rows` and
+    :meth:`ViewStore.find_many` for a view held in the process, where one read costs no more
+    than a dict lookup: key by key."""
+
+    def root_versions(self: RootReads, root_ids: Sequence[str]) -> dict[str, int]:
+        return {root_id: self.root_version(root_id) for root_id in root_ids}
+
+    def roots_rows(self: RootReads, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
+        return {root_id: self.root_rows(root_id) for root_id in root_ids}
+
+    def find_many(self: RootReads, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
+        return {key: self.find(key) for key in keys}
 
 
-def rows_one_by_one(view: RootReads, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
-    """:meth:`ViewStore.roots_rows` for a view held in the process, root by root."""
-    return {root_id: view.root_rows(root_id) for root_id in root_ids}
-
-
-def finds_one_by_one(view: RootReads, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
-    """:meth:`ViewStore.find_many` for a view held in the process, key by key."""
-    return {key: view.find(key) for key in keys}
-
-
-class MemoryView:
+class MemoryView(ReadsOneByOne):
     """A view held in the process: for ``memory://`` stores and for time travel."""
 
     def __init__(self) -> None:
@@ -196,17 +196,8 @@ class MemoryView:
     def root_rows(self, root_id: str) -> list[NodeRow]:
         return list(self._by_root.get(root_id, {}).values())
 
-    def root_versions(self, root_ids: Sequence[str]) -> dict[str, int]:
-        return versions_one_by_one(self, root_ids)
-
-    def roots_rows(self, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
-        return rows_one_by_one(self, root_ids)
-
     def find(self, conversation: str) -> list[NodeRow]:
         return list(self._by_key.get(conversation, {}).values())
-
-    def find_many(self, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
-        return finds_one_by_one(self, keys)
 
     def roots(self, host: str | None, *, live_only: bool) -> list[NodeRow]:
         if live_only:
