@@ -1,12 +1,14 @@
 """Benchmark lineage-replay on a generated 100k-row capture, asserting at every spawn and stop.
 
 Generates the capture with tools/gen_capture.py (1,000 roots, 10,000 subagents, all three hosts,
-recording form) unless ``--dir`` already holds one, then measures, in the same run:
+recording form) unless ``--dir`` already holds one, then measures, in the same run, in
+``--rounds`` interleaved rounds (each round takes every figure below once, in turn; each figure
+printed is its best over the rounds, so a split of one replay into parts compares figures
+taken minutes apart at most, never a quiet minute against a busy one):
 
 - the floor: a plain orjson parse of every line of the same file (best of 3, this process);
 - the replay: ``run_replay(capture, expected=...)`` into a fresh memory engine, in a child process
-  (so its peak memory is its own), timed with and without loading the expected file (best of
-  2, as the tool-call-heavy replay);
+  (so its peak memory is its own), timed with and without loading the expected file;
 - peak memory: ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` of that child process, beside the
   same figure for a child that only imports the replay and opens an engine (Linux carries the
   parent's high-water mark into a child at exec, so the parent stays small: the capture is
@@ -14,8 +16,9 @@ recording form) unless ``--dir`` already holds one, then measures, in the same r
 - whether every assertion held;
 - a bound: reading the rows and running the host adapters alone, journaling nothing;
 - where the rest goes: the same rows journaled into a memory engine answering nothing (no
-  expected file, no answer built), so the replay splits into adapters, the engine's own
-  journaling and view, and answers with assertions;
+  expected file, no answer built; the cycle collector tuned as the replay tunes it), so the
+  replay splits into adapters, the engine's own journaling and view, and answers with
+  assertions;
 - the fair library floor: as many events as the replay journaled, over as many aggregates,
   made with the library's ``trigger_event`` and stored one by one with ``EventStore.put`` into
   a memory recorder without a notification log, through the engine's own transcoder (no
@@ -32,7 +35,7 @@ and by cumulative time).
 Usage: python tools/bench_replay.py [--dir DIR] [--rows 100000] [--roots 1000]
                                     [--subagents 10000] [--heavy-roots 500]
                                     [--heavy-subagents 5000] [--calls-per-subagent 20]
-                                    [--profile] [--profile-rows 20000]
+                                    [--rounds 2] [--profile] [--profile-rows 20000]
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 from uuid import UUID
 
 import orjson
@@ -141,39 +144,34 @@ def child_replay(transcript: Path, expected: Path | None) -> ReplayFigures:
 
 def adapters_only(path: Path) -> float:
     """Seconds to read every row and turn it into an observation, journaling nothing: the
-    most any replay through the host adapters could reach (best of 2)."""
+    most any replay through the host adapters could reach."""
     from lineage_es import hosts
     from lineage_es.replay.inputs import PayloadRow, read_rows
 
-    best = float("inf")
-    for _ in range(2):
-        start = time.perf_counter()
-        for item in read_rows(path):
-            if isinstance(item, PayloadRow):
-                hosts.adapter(item.host).observe(item.payload, at=item.at)
-        best = min(best, time.perf_counter() - start)
-    return best
+    start = time.perf_counter()
+    for item in read_rows(path):
+        if isinstance(item, PayloadRow):
+            hosts.adapter(item.host).observe(item.payload, at=item.at)
+    return time.perf_counter() - start
 
 
 def journal_only(path: Path) -> float:
     """Seconds to replay every row into a fresh memory engine answering nothing, with no
     expected file: reading, the host adapters, routing, the domain's rules, journaling and the
-    view, all a replay does before it answers a row or checks an assertion (best of 2)."""
+    view, all a replay does before it answers a row or checks an assertion."""
     from lineage_es import open_engine
     from lineage_es.replay.inputs import ObservationRow, PayloadRow, read_rows
 
-    best = float("inf")
-    for _ in range(2):
-        engine = open_engine("memory://")
-        start = time.perf_counter()
-        for item in read_rows(path):
-            if isinstance(item, PayloadRow):
-                engine.observe(item.host, item.payload, at=item.at, answer=False)
-            elif isinstance(item, ObservationRow) and item.observation is not None:
-                engine.observe(item.observation.host, item.observation, answer=False)
-        best = min(best, time.perf_counter() - start)
-        engine.close()
-    return best
+    engine = open_engine("memory://")
+    start = time.perf_counter()
+    for item in read_rows(path):
+        if isinstance(item, PayloadRow):
+            engine.observe(item.host, item.payload, at=item.at, answer=False)
+        elif isinstance(item, ObservationRow) and item.observation is not None:
+            engine.observe(item.observation.host, item.observation, answer=False)
+    elapsed = time.perf_counter() - start
+    engine.close()
+    return elapsed
 
 
 class _Bare(Aggregate):
@@ -267,6 +265,40 @@ def verdict(met: bool) -> str:
     return "met" if met else "MISSED"
 
 
+class Round(NamedTuple):
+    """One interleaved round of every measure (seconds, or the replays' own figures)."""
+
+    replay: ReplayFigures
+    heavy_replay: ReplayFigures
+    floor: float
+    heavy_floor: float
+    bound: float
+    journal: float
+    heavy_bound: float
+    library: float
+
+
+def measure_round(transcript: Path, expected: Path, heavy: Path) -> Round:
+    """Every measure once, in turn: the two replays in child processes, then the floors and
+    bounds here, the journaling with the collector tuned as the replays have it."""
+    from lineage_es.collector import fewer_collections
+
+    replay: ReplayFigures = in_child(str(transcript), str(expected))
+    heavy_replay: ReplayFigures = in_child(str(heavy))
+    with fewer_collections():
+        journal = journal_only(transcript)
+    return Round(
+        replay=replay,
+        heavy_replay=heavy_replay,
+        floor=orjson_floor(transcript),
+        heavy_floor=orjson_floor(heavy),
+        bound=adapters_only(transcript),
+        journal=journal,
+        heavy_bound=adapters_only(heavy),
+        library=library_floor(replay["events"], replay["aggregates"]),
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--dir", type=Path, default=None, help="where the captures are (or go)")
@@ -276,6 +308,9 @@ def main() -> None:
     parser.add_argument("--heavy-roots", type=int, default=500, help="tool-call-heavy capture")
     parser.add_argument("--heavy-subagents", type=int, default=5_000)
     parser.add_argument("--calls-per-subagent", type=int, default=20)
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="interleaved rounds; each figure is its best"
+    )
     parser.add_argument("--profile", action="store_true", help="also print a cProfile")
     parser.add_argument(
         "--profile-rows", type=int, default=20_000, help="size of the capture profiled"
@@ -303,19 +338,21 @@ def main() -> None:
     )
     parent_mb = own_maxrss_mb()
     floor_memory: dict[str, int] = in_child()
-    # Best of two each, as the bounds they are split against are: one run is a difference of
-    # two noisy figures, and single runs swing by a third on a shared machine.
-    replay: ReplayFigures = fastest(in_child(str(transcript), str(expected)) for _ in range(2))
-    heavy_replay: ReplayFigures = fastest(in_child(str(heavy)) for _ in range(2))
     lines = count_lines(transcript)
     heavy_lines = count_lines(heavy)
     size_mb = transcript.stat().st_size / 1e6
-    floor_seconds = orjson_floor(transcript)
-    heavy_floor_seconds = orjson_floor(heavy)
-    bound_seconds = adapters_only(transcript)
-    journal_seconds = journal_only(transcript)
-    heavy_bound_seconds = adapters_only(heavy)
-    library_seconds = library_floor(replay["events"], replay["aggregates"])
+    rounds = [measure_round(transcript, expected, heavy) for _ in range(args.rounds)]
+    # Each figure is its best over the rounds, every round having taken all of them in turn:
+    # a split (the replay against the journaling, the journaling against the adapters) is a
+    # difference of figures taken minutes apart, and single runs here swing by a third.
+    replay = fastest(r.replay for r in rounds)
+    heavy_replay = fastest(r.heavy_replay for r in rounds)
+    floor_seconds = min(r.floor for r in rounds)
+    heavy_floor_seconds = min(r.heavy_floor for r in rounds)
+    bound_seconds = min(r.bound for r in rounds)
+    journal_seconds = min(r.journal for r in rounds)
+    heavy_bound_seconds = min(r.heavy_bound for r in rounds)
+    library_seconds = min(r.library for r in rounds)
 
     replay_seconds = replay["replay_seconds"]
     load_seconds = replay["load_seconds"]
