@@ -19,7 +19,7 @@ from lineage_es.hosts.base import parse_time
 from lineage_es.model import to_json
 from lineage_es.read.prefixes import resolve_prefix
 from lineage_es.read.render import dumps_deep, forest_data
-from lineage_es.serve.changes import ForestChanges, encode, node_data
+from lineage_es.serve.changes import ForestChanges, node_data
 from lineage_es.vocabulary import HOSTS
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ def _page_forest(
     else:
         forest = engine.as_of(position=position, time=at).forest(host, include_stopped=True)
         moment = {"position": position, "at": at.isoformat() if at else None, "live": False}
-    return Encoded(encode({**moment, "roots": node_data(forest)}))
+    return Encoded(dumps_deep({**moment, "roots": node_data(forest)}))
 
 
 def _moment_parameters(

@@ -14,11 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-import orjson
-
 from lineage_es.domain.ids import root_id
 from lineage_es.model import ForestNode
-from lineage_es.read.render import dumps_deep, nested, node_fields
+from lineage_es.read.render import nested, node_fields
 
 if TYPE_CHECKING:
     from lineage_es.engine.engine import Engine
@@ -45,16 +43,6 @@ def root_topics() -> RootTopics:
         RootCreated.TOPIC.rsplit(".", 1)[0] + ".",
         frozenset((RootCreated.TOPIC, RootRedated.TOPIC)),
     )
-
-
-def encode(data: object) -> bytes:
-    """``data`` as JSON: by orjson in one call, or, for trees nested deeper than orjson
-    writes (255 levels), by :func:`~lineage_es.read.render.dumps_deep`, byte for byte the
-    same, slower."""
-    try:
-        return orjson.dumps(data)
-    except orjson.JSONEncodeError:
-        return dumps_deep(data)
 
 
 def node_data(forest: Iterable[ForestNode]) -> list[dict[str, object]]:

@@ -19,7 +19,8 @@ from collections.abc import AsyncIterator, Callable
 import anyio.to_thread
 
 from lineage_es.errors import LineageError
-from lineage_es.serve.changes import ForestChange, ForestChanges, encode
+from lineage_es.read.render import dumps_deep
+from lineage_es.serve.changes import ForestChange, ForestChanges
 
 log = logging.getLogger(__name__)
 
@@ -128,4 +129,4 @@ class Broadcaster:
 
 def _event(kind: str, data: object, position: int) -> bytes:
     """One Server-Sent Event: its id is the position it brings the page to."""
-    return b"event: %s\nid: %d\ndata: %s\n\n" % (kind.encode(), position, encode(data))
+    return b"event: %s\nid: %d\ndata: %s\n\n" % (kind.encode(), position, dumps_deep(data))
