@@ -24,7 +24,7 @@ import orjson
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import Mapper, StoredEvent
 
-from lineage_es.domain import events
+from lineage_es.domain import edge_events, events
 from lineage_es.domain.ids import index_id, ledger_id, root_id
 from lineage_es.domain.index import IndexCreated
 from lineage_es.domain.ledger import LedgerOpened
@@ -125,7 +125,7 @@ def _check_entry(
     aggregate = event.mutate(aggregate)
     assert aggregate is not None
     aggregates[aggregate_id] = aggregate
-    if isinstance(event, events.EdgeCorrected):
+    if isinstance(event, edge_events.EdgeCorrected):
         nodes = getattr(aggregate, "nodes", {})
         for conversation in event.depths:
             node = nodes[conversation]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from lineage_es.domain import events
+from lineage_es.domain import edge_events, events
 from lineage_es.domain.nodes import DELETED, before_start
 from lineage_es.domain.stops import StopRules
 from lineage_es.facts import RESOLUTION_STRENGTH, ChildIdentified
@@ -85,7 +85,7 @@ class IdentificationRules(StopRules):
             return
         if self._is_ancestor(child, parent):
             self._emit(
-                events.EdgeRejected,
+                edge_events.EdgeRejected,
                 at,
                 fact,
                 conversation=child,
@@ -106,7 +106,7 @@ class IdentificationRules(StopRules):
         stronger = RESOLUTION_STRENGTH[edge.resolution] > RESOLUTION_STRENGTH[node["resolution"]]
         if stronger or new_key is not None:
             self._emit(
-                events.EdgeConfirmed,
+                edge_events.EdgeConfirmed,
                 at,
                 fact,
                 conversation=child,
@@ -151,7 +151,7 @@ class IdentificationRules(StopRules):
             if edge.spawn_key is None:  # the fact states a parent, not a spawn
                 released, claimed = self._respawned(node["spawn"], edge.parent)
         self._emit(
-            events.EdgeCorrected,
+            edge_events.EdgeCorrected,
             at,
             fact,
             conversation=edge.child,
@@ -171,7 +171,7 @@ class IdentificationRules(StopRules):
         """Refuse the stated parent for a reason a later fact can make good: the event keeps
         what the fact stated, so the child is placed under it once it fits."""
         self._emit(
-            events.EdgeRejected,
+            edge_events.EdgeRejected,
             at,
             fact,
             conversation=edge.child,

@@ -19,7 +19,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from lineage_es import facts
-from lineage_es.domain import call_events, events, seen_events
+from lineage_es.domain import call_events, edge_events, events, seen_events
 from lineage_es.domain.ids import root_id
 from lineage_es.domain.nodes import DELETED, LIVE, STOPPED
 from lineage_es.domain.placement import PlacementRules
@@ -52,9 +52,9 @@ class RootLineage(PlacementRules, SubtreeRules, Aggregate):
     SubtreeMoved = events.SubtreeMoved
     ChildAdopted = events.ChildAdopted
     SeenAdopted = events.SeenAdopted
-    EdgeConfirmed = events.EdgeConfirmed
-    EdgeCorrected = events.EdgeCorrected
-    EdgeRejected = events.EdgeRejected
+    EdgeConfirmed = edge_events.EdgeConfirmed
+    EdgeCorrected = edge_events.EdgeCorrected
+    EdgeRejected = edge_events.EdgeRejected
     Stopped = events.Stopped
     Renamed = events.Renamed
     WorkspaceLearned = events.WorkspaceLearned

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lineage_es.domain import call_events, events, seen_events
+from lineage_es.domain import call_events, edge_events, events, seen_events
 from lineage_es.domain.index import IndexCreated, IndexMoved
 
 #: The topics of :class:`lineage_es.domain.ledger.ImportLedger`'s events.
@@ -65,9 +65,9 @@ EVENT_CLASSES: dict[str, type[Any]] = _EventClasses(
         events.SubtreeMoved,
         events.ChildAdopted,
         events.SeenAdopted,
-        events.EdgeConfirmed,
-        events.EdgeCorrected,
-        events.EdgeRejected,
+        edge_events.EdgeConfirmed,
+        edge_events.EdgeCorrected,
+        edge_events.EdgeRejected,
         events.Stopped,
         events.Renamed,
         events.Deleted,
