@@ -26,10 +26,7 @@ from typing import Any
 
 import orjson
 
-from lineage_es.read.view import (
-    NodeRow,
-    ReadsOneByOne,
-)
+from lineage_es.read.view import NodeRow, ReadsOneByOne
 
 #: What a blob of this layout starts with (a blob of another is refused, not misread).
 MAGIC = b"LC2\x00"

@@ -106,9 +106,11 @@ def _older_view(columns: set[str]) -> bool:
 _IDS_PER_STATEMENT = 400
 
 
-def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
+def _chunks(ids: Sequence[str]) -> Iterator[tuple[Sequence[str], str]]:
+    """``ids`` in statements' worth, each with its ``IN (...)`` placeholders."""
     for start in range(0, len(ids), _IDS_PER_STATEMENT):
-        yield ids[start : start + _IDS_PER_STATEMENT]
+        chunk = ids[start : start + _IDS_PER_STATEMENT]
+        yield chunk, ", ".join("?" * len(chunk))
 
 
 def _row_from_columns(values: Sequence[Any]) -> NodeRow:
@@ -215,16 +217,14 @@ class SqlView(ABC):
 
     def root_versions(self, root_ids: Sequence[str]) -> dict[str, int]:
         versions = dict.fromkeys(root_ids, 0)
-        for chunk in _chunks(root_ids):
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in _chunks(root_ids):
             sql = f"SELECT root_id, position FROM lineage_root_versions WHERE root_id IN ({marks})"
             versions.update((str(r[0]), int(r[1])) for r in self._query(sql, chunk))
         return versions
 
     def roots_rows(self, root_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
         found: dict[str, list[NodeRow]] = {root_id: [] for root_id in root_ids}
-        for chunk in _chunks(root_ids):
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in _chunks(root_ids):
             for columns in self._query(f"{_SELECT} WHERE root_id IN ({marks})", chunk):
                 row = _row_from_columns(columns)
                 found[row.root_id].append(row)
@@ -241,8 +241,7 @@ class SqlView(ABC):
 
     def find_many(self, keys: Sequence[str]) -> dict[str, list[NodeRow]]:
         found: dict[str, list[NodeRow]] = {key: [] for key in keys}
-        for chunk in _chunks(keys):
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in _chunks(keys):
             sql = (
                 f"{_SELECT} WHERE conversation IN ({marks}) UNION ALL "
                 f"{_SELECT} WHERE conversation IS NULL AND spawn_key IN ({marks})"

@@ -31,12 +31,7 @@ from lineage_es.read.checkpoints import (
 )
 from lineage_es.read.decoding import JournalEvent, read_journal
 from lineage_es.read.projection import Projector
-from lineage_es.read.view import (
-    MemoryView,
-    NodeRow,
-    ReadsOneByOne,
-    ViewStore,
-)
+from lineage_es.read.view import MemoryView, NodeRow, ReadsOneByOne, ViewStore
 
 #: Checkpoints' views kept read by each engine: their blobs (a few MB at a million events)
 #: and the roots decoded so far (the whole view, once every row was asked for).
