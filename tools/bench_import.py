@@ -20,7 +20,9 @@ family members (179 roots, 523 depth-1, 83 depth-2) in about 430 MB, laid out as
   native build and the last JavaScript one;
 - paired, interleaved rounds of our process, both floors (and ccusage's native build), with
   our process's time over the floor process's round by round: the issue's ratio, less moved
-  by a neighbour's load than two best-of-three figures taken minutes apart.
+  by a neighbour's load than two best-of-three figures taken minutes apart; and our process
+  run a second time in each round, over the first: the same work against itself, the spread
+  of the measure itself on this machine (``tools/paired_rounds.py``).
 
 The first import into SQLite and ccusage's native build are each timed best of three (both take
 under a second, where one run on a shared machine varies by a third); every figure is a ratio
@@ -35,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -53,6 +54,7 @@ from lineage_es.facts import Observation
 from lineage_es.importers import import_claude
 from lineage_es.importers.claude_projects import _workers
 from tools.gen_claude_profile import Truth, generate
+from tools.paired_rounds import Ratio, paired
 
 #: The walk-based peer's figures, as the issue gives them (not measured here).
 PEER_SEED_SECONDS = 7.2
@@ -73,6 +75,8 @@ CCUSAGE_JS = "ccusage@18.0.11"  # the last release that runs as plain JavaScript
 #: The names of the two processes whose ratio is the issue's goal, in :func:`paired`.
 OURS = "our `lineage import` process"
 FLOOR = "the floor process (journaling the events bare)"
+#: Our process once more in each round: its ratio to :data:`OURS` is the measure's own spread.
+AGAIN = "our `lineage import` process, run again"
 
 
 def best_of(func: Callable[[], object], repeat: int) -> float:
@@ -455,6 +459,7 @@ def run(base: Path, args: argparse.Namespace) -> None:
     contenders: dict[str, Callable[[], object]] = {
         OURS: first_process,
         FLOOR: lambda: library_floor(report.journaled),
+        AGAIN: first_process,
         "the floor, reading alone": lambda: library_floor(0),
     }
     native = args.tools / CCUSAGE_NATIVE.replace("@", "-") / "node_modules" / ".bin" / "ccusage"
@@ -465,44 +470,13 @@ def run(base: Path, args: argparse.Namespace) -> None:
             capture_output=True,
             env=dict(os.environ, CLAUDE_CONFIG_DIR=str(projects.parent)),
         )
-    paired(contenders, args.rounds)
-
-
-def paired(contenders: dict[str, Callable[[], object]], rounds: int) -> None:
-    """Run each contender once per round, interleaved, and print wall and CPU seconds (user
-    and system, the process and its children): on a shared machine a neighbour's load or the
-    hypervisor's steal moves wall time from one run to the next, and a multi-threaded peer
-    more than a single-threaded one; CPU seconds move far less, and say what each costs.
-    Then our process's time over the floor's in the same round (the goal's ratio)."""
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, run in contenders.items():
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            start = time.perf_counter()
-            run()
-            wall = time.perf_counter() - start
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-            samples[name].append((wall, cpu))
-    print(f"\npaired, interleaved runs ({rounds} rounds): wall and CPU seconds, min / median")
-    width = max(len(name) for name in contenders)
-    for name, runs in samples.items():
-        walls = sorted(w for w, _ in runs)
-        cpus = sorted(c for _, c in runs)
-        print(
-            f"{name:<{width}}  wall {walls[0]:.2f} / {statistics.median(walls):.2f} s"
-            f"  CPU {cpus[0]:.2f} / {statistics.median(cpus):.2f} s"
-        )
-    ratios = sorted(
-        ours[0] / floor[0] for ours, floor in zip(samples[OURS], samples[FLOOR], strict=True)
-    )
-    cpu_ratios = sorted(
-        ours[1] / floor[1] for ours, floor in zip(samples[OURS], samples[FLOOR], strict=True)
-    )
-    print(
-        f"our process over the floor process, round by round: wall {ratios[0]:.2f}x / "
-        f"{statistics.median(ratios):.2f}x, CPU {cpu_ratios[0]:.2f}x / "
-        f"{statistics.median(cpu_ratios):.2f}x (min / median; goal: within 2x)"
+    paired(
+        contenders,
+        args.rounds,
+        [
+            Ratio("our process over the floor process", OURS, FLOOR, goal=2.0),
+            Ratio("our process over itself run again (the measure's own spread)", OURS, AGAIN),
+        ],
     )
 
 
