@@ -257,5 +257,7 @@ def _parse_time(text: str) -> datetime:
 
     moment = parse_time(text)
     if moment is None:
-        raise click.BadParameter(f"{text!r} is not an ISO-8601 time", param_hint="--at")
+        raise click.BadParameter(
+            f"{text!r} is not an ISO-8601 time in the years 1 to 9999 (UTC)", param_hint="--at"
+        )
     return moment

@@ -28,8 +28,9 @@ SEEN_INTERVAL = timedelta(seconds=60)
 def seen_due(last: str | None, at: datetime) -> bool:
     """Whether a fact at ``at`` (in UTC) about a node last heard of at ``last`` (a UTC ISO
     stamp; ``None``: not known) journals a :class:`Seen`: when the interval has passed since.
-    Compared as times: a stamp parses faster than a time is stamped."""
-    return last is None or datetime.fromisoformat(last) <= at - SEEN_INTERVAL
+    Compared as times (a stamp parses faster than a time is stamped), by their difference:
+    ``at`` minus the interval would leave the datetime range in the first minute of year 1."""
+    return last is None or at - datetime.fromisoformat(last) >= SEEN_INTERVAL
 
 
 class Seen(RootEvent):

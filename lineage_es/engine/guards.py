@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from eventsourcing.persistence import (
     DataError,
@@ -136,9 +136,20 @@ def name_problem(name: object) -> str | None:
 
 
 def require_moment(at: object, what: str = "at") -> None:
-    """Refuse a time that is not a datetime (a string would fail only deep in a save)."""
-    if at is not None and not isinstance(at, datetime):
+    """Refuse a time that is not a datetime (a string would fail only deep in a save), or
+    whose UTC falls outside the years 1 to 9999 (``9999-12-31T23:00-05:00``): no datetime
+    holds it, and converting it would fail as deep. Only a time in year 1 or 9999 can."""
+    if at is None:
+        return
+    if not isinstance(at, datetime):
         raise InvalidArgument(f"{what} must be a datetime or None, not {type(at).__name__}")
+    if at.year in (1, 9999) and at.tzinfo is not None:
+        try:
+            at.astimezone(UTC)
+        except OverflowError:
+            raise InvalidArgument(
+                f"{what} is outside the years 1 to 9999 in UTC: {at.isoformat()}"
+            ) from None
 
 
 def require_observation(observation: object) -> Observation:

@@ -373,14 +373,16 @@ def _too_large(max_bytes: int) -> str:
 
 
 def parse_time(value: Any) -> datetime | None:
-    """An ISO-8601 time (``Z`` allowed) as an aware UTC datetime; ``None`` when absent or bad."""
+    """An ISO-8601 time (``Z`` allowed) as an aware UTC datetime; ``None`` when absent or bad,
+    a time whose UTC falls outside the years 1 to 9999 included (``9999-12-31T23:00-05:00``):
+    no datetime holds it."""
     if not isinstance(value, str) or not value:
         return None
     text = value[:-1] + "+00:00" if value.endswith("Z") else value
     try:
         parsed = datetime.fromisoformat(text)
-    except ValueError:
+        if parsed.tzinfo is None:
+            return parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)

@@ -51,7 +51,13 @@ def parse_duration(text: str) -> timedelta | None:
             f"{text!r} is not a duration: give a positive number of seconds, or one with a "
             "unit (90s, 30m, 2h, 1d, 1h30m), or 'off' to leave no root out"
         )
-    return timedelta(seconds=seconds)
+    try:
+        return timedelta(seconds=seconds)
+    except OverflowError:
+        raise ValueError(
+            f"{text!r} is longer than the longest duration ({timedelta.max.days:,} days): give "
+            "'off' to leave no root out"
+        ) from None
 
 
 def newest_in(node: ForestNode) -> str | None:

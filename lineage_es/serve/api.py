@@ -193,7 +193,10 @@ def _time_parameter(query: dict[str, list[str]], key: str) -> datetime | None:
         return None
     moment = parse_time(value)
     if moment is None:
-        raise ApiError(HTTPStatus.BAD_REQUEST, f"{key} must be an ISO-8601 time, not {value!r}")
+        raise ApiError(
+            HTTPStatus.BAD_REQUEST,
+            f"{key} must be an ISO-8601 time in the years 1 to 9999 (UTC), not {value!r}",
+        )
     return moment
 
 

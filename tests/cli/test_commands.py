@@ -163,6 +163,11 @@ def test_tree_refuses_a_negative_position(store: str) -> None:
     assert code == 2 and "'--position'" in out and "x>=0" in out
 
 
+def test_tree_refuses_a_time_beyond_the_utc_range_saying_the_range(store: str) -> None:
+    code, out = run("tree", "--at", "0001-01-01T00:00:00+05:00", "--store", store)
+    assert code == 2 and "--at" in out and "years 1 to 9999" in out
+
+
 def test_tree_refuses_a_position_past_the_journals_end_and_names_the_last(store: str) -> None:
     with open_engine(store) as engine:
         last = engine.position()

@@ -162,3 +162,8 @@ def test_watch_without_refresh_draws_only_on_new_facts() -> None:
             raise KeyboardInterrupt
 
     assert watch_loop(lambda: 7, lambda: None, interval=1, sleep=sleep) == 1
+
+
+def test_a_quiet_limit_longer_than_any_duration_is_a_usage_error(store: str) -> None:
+    result = tree(store, "--quiet-after", "9999999999w")
+    assert result.exit_code == 2 and "longer than the longest duration" in result.output

@@ -271,6 +271,13 @@ def test_serve_refuses_an_unparsable_time_naming_the_parameter(
     assert status == 400 and "at" in body["error"] and "garbage" in body["error"]
 
 
+def test_serve_refuses_a_time_beyond_the_utc_range_saying_the_range(
+    ambiguous_server: LineageServer,
+) -> None:
+    status, body = request(ambiguous_server, "/tree?at=9999-12-31T23:00:00-05:00")
+    assert status == 400 and "years 1 to 9999" in body["error"]
+
+
 def test_serve_refuses_a_position_that_is_not_a_number(ambiguous_server: LineageServer) -> None:
     status, body = request(ambiguous_server, "/tree?position=two")
     assert status == 400 and "position" in body["error"]

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,43 @@ def test_a_payload_time_that_is_not_a_datetime_is_refused_before_it_is_journaled
     with pytest.raises(InvalidArgument, match="datetime"):
         memory.observe("claude", START, at="2020-01-01", answer=answer)  # type: ignore[arg-type]
     assert memory.position() == 0
+
+
+#: Aware times whose UTC falls outside the years 1 to 9999: no datetime holds them.
+BEYOND_UTC = [
+    pytest.param(datetime.fromisoformat("9999-12-31T23:00:00-05:00"), id="after-9999"),
+    pytest.param(datetime.fromisoformat("0001-01-01T00:00:00+05:00"), id="before-year-1"),
+]
+
+
+@pytest.mark.parametrize("moment", BEYOND_UTC)
+def test_a_payload_time_beyond_the_utc_range_is_refused_before_it_is_journaled(
+    memory: Engine, moment: datetime
+) -> None:
+    with pytest.raises(InvalidArgument, match="outside the years 1 to 9999"):
+        memory.observe("claude", START, at=moment)
+    assert memory.position() == 0
+
+
+@pytest.mark.parametrize("moment", BEYOND_UTC)
+def test_time_travel_to_a_time_beyond_the_utc_range_is_refused(
+    memory: Engine, moment: datetime
+) -> None:
+    memory.observe("claude", START)
+    with pytest.raises(InvalidArgument, match="outside the years 1 to 9999"):
+        memory.as_of(time=moment)
+
+
+def test_a_payload_in_the_first_minute_of_year_1_is_journaled(memory: Engine) -> None:
+    """The earliest times a datetime holds are kept as any other (whether a ``Seen`` is due
+    is judged without stepping back past them)."""
+    memory.observe("claude", START, at=datetime(1, 1, 1, 0, 0, 10, tzinfo=UTC))
+    memory.observe(
+        "claude",
+        {**START, "hook_event_name": "UserPromptSubmit", "prompt": "x"},
+        at=datetime(1, 1, 1, 0, 0, 20, tzinfo=UTC),
+    )
+    assert memory.lineage("R").depth == 0
 
 
 def test_observing_something_that_is_not_an_observation_is_refused(memory: Engine) -> None:

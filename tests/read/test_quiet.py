@@ -63,6 +63,11 @@ def test_anything_else_is_refused_saying_what_is_accepted(text: str) -> None:
         parse_duration(text)
 
 
+def test_a_duration_longer_than_any_is_refused_saying_the_longest() -> None:
+    with pytest.raises(ValueError, match=r"longer than the longest duration.*'off'"):
+        parse_duration("9999999999w")
+
+
 def test_a_root_with_a_recent_fact_is_shown() -> None:
     assert split(node("R", HOUR)) == (["R"], {}, 0)
 

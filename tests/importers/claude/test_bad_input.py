@@ -77,6 +77,18 @@ def test_row_of_an_unknown_type_read_for_the_files_end_is_counted_once(
     assert str(members(memory)[SESSION].stopped_at).startswith("2026-09-03T08:00:09")
 
 
+@pytest.mark.parametrize("stamp", ["9999-12-31T23:00:00-05:00", "0001-01-01T00:00:00+05:00"])
+def test_a_row_whose_time_no_datetime_holds_in_utc_is_read_as_untimed(
+    tmp_path: Path, memory: Engine, stamp: str
+) -> None:
+    """Its offset carries it past year 9999 (or before year 1) in UTC: the row is read as
+    one without a time, and the import goes on."""
+    s = one_child(tmp_path)
+    s.write(s.main, {"type": "user", "sessionId": SESSION, "uuid": "u-edge", "timestamp": stamp})
+    run(memory, tmp_path)
+    assert members(memory)[AGENT].parent == SESSION
+
+
 _ROWS = st.dictionaries(st.sampled_from(["type", "uuid", "x"]), st.integers(-9, 9), max_size=3)
 
 
