@@ -7,6 +7,7 @@ answered from the materialised view (:func:`~lineage_es.cli.common.open_reader`)
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -80,10 +81,11 @@ if TYPE_CHECKING:
 @click.option("--watch", is_flag=True, help="Redraw whenever new facts arrive (Ctrl-C stops).")
 @click.option(
     "--interval",
-    type=click.FloatRange(min=0.05),
+    type=click.FloatRange(min=0.05, max=86400),
+    callback=lambda ctx, param, value: _a_number(value),
     default=1.0,
     show_default=True,
-    help="With --watch: seconds between looks at the journal.",
+    help="With --watch: seconds between looks at the journal (at most a day).",
 )
 @host_option
 @store_option
@@ -249,6 +251,13 @@ def _print_forest(
     write_out(f"{text}\n".encode())
     if left_out:
         click.echo(left_out, err=True)
+
+
+def _a_number(value: float) -> float:
+    """``--interval`` as given, unless it is NaN (which every range check lets through)."""
+    if math.isnan(value):
+        raise click.BadParameter("nan is not a number of seconds", param_hint="--interval")
+    return value
 
 
 def _parse_time(text: str) -> datetime:

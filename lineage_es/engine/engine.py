@@ -37,6 +37,7 @@ from lineage_es.read.projection import Progress, Projector
 from lineage_es.read.queries import Queries
 from lineage_es.read.view import NodeRow
 from lineage_es.stores import StoreLocation, default_store_url, parse_store_url
+from lineage_es.stores.connections import check_lock_timeout
 
 if TYPE_CHECKING:
     from lineage_es.engine.ledgers import LedgerStore
@@ -64,6 +65,7 @@ class Engine:
         create: bool = True,
         lock_timeout: float | None = None,
     ) -> None:
+        check_lock_timeout(lock_timeout)
         self.location: StoreLocation = parse_store_url(url or default_store_url())
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.RLock()
@@ -400,6 +402,8 @@ def open_engine(
     are journaled first unless ``fold`` is false (:func:`lineage_es.inbox.fold_first`).
     """
     from lineage_es.inbox import fold_first
+
+    check_lock_timeout(lock_timeout)  # before the inbox's fold opens anything
 
     def opening(waiting: bool) -> Engine:
         return Engine(url, clock=clock, create=create or waiting, lock_timeout=lock_timeout)

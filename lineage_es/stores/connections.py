@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lineage_es.errors import StoreError
+from lineage_es.errors import InvalidArgument, StoreError
 from lineage_es.stores.locations import StoreKind, postgres_conninfo
 
 #: The environment variable that sets how long a command waits for another process's lock
@@ -33,9 +33,36 @@ POSTGRES_LOCK_TIMEOUT = 10
 APPLICATION_NAME_BYTES = 63
 
 
+#: The longest lock timeout (seconds): SQLite's ``busy_timeout`` and PostgreSQL's
+#: ``lock_timeout`` are both milliseconds in a 32-bit int (24.8 days).
+MAX_LOCK_TIMEOUT = (2**31 - 1) / 1000
+
+
+#: What a lock timeout must be, as the refusals say it.
+_LOCK_TIMEOUT_RANGE = f"expected a number of seconds from 0 to {int(MAX_LOCK_TIMEOUT):,} (24 days)"
+
+
+def _fits_lock_timeout(seconds: object) -> bool:
+    """Whether ``seconds`` can be a lock timeout: a finite number in range (not a bool)."""
+    return (
+        isinstance(seconds, (int, float))
+        and not isinstance(seconds, bool)
+        and math.isfinite(seconds)
+        and 0 <= seconds <= MAX_LOCK_TIMEOUT
+    )
+
+
+def check_lock_timeout(lock_timeout: float | None) -> None:
+    """Refuse a chosen lock timeout (``None``: not chosen) that is no number of seconds from
+    0 to :data:`MAX_LOCK_TIMEOUT`, as an :class:`~lineage_es.errors.InvalidArgument`."""
+    if lock_timeout is not None and not _fits_lock_timeout(lock_timeout):
+        raise InvalidArgument(f"lock_timeout={lock_timeout!r}: {_LOCK_TIMEOUT_RANGE}")
+
+
 def env_lock_timeout() -> float | None:
     """The lock timeout :data:`LOCK_TIMEOUT_ENV` sets (seconds), ``None`` when unset; a
-    value that is no number of seconds >= 0 is refused, naming the variable."""
+    value that is no number of seconds from 0 to :data:`MAX_LOCK_TIMEOUT` is refused,
+    naming the variable."""
     raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
     if not raw:
         return None
@@ -43,16 +70,18 @@ def env_lock_timeout() -> float | None:
         seconds = float(raw)
     except ValueError:
         seconds = math.nan
-    if not math.isfinite(seconds) or seconds < 0:
-        raise StoreError(f"{LOCK_TIMEOUT_ENV}={raw!r}: expected a number of seconds >= 0")
+    if not _fits_lock_timeout(seconds):
+        raise StoreError(f"{LOCK_TIMEOUT_ENV}={raw!r}: {_LOCK_TIMEOUT_RANGE}")
     return seconds
 
 
 def lock_timeout_for(kind: StoreKind, lock_timeout: float | None = None) -> float:
     """How long (seconds) a statement on a store of ``kind`` waits for another connection's
     lock: ``lock_timeout`` when the caller chose one, else ``$LINEAGE_LOCK_TIMEOUT`` when
-    set, else :data:`SQLITE_LOCK_TIMEOUT` or :data:`POSTGRES_LOCK_TIMEOUT`."""
+    set, else :data:`SQLITE_LOCK_TIMEOUT` or :data:`POSTGRES_LOCK_TIMEOUT` (a chosen one is
+    checked: :func:`check_lock_timeout`)."""
     if lock_timeout is not None:
+        check_lock_timeout(lock_timeout)
         return lock_timeout
     from_env = env_lock_timeout()
     if from_env is not None:

@@ -168,6 +168,14 @@ def test_tree_refuses_a_time_beyond_the_utc_range_saying_the_range(store: str) -
     assert code == 2 and "--at" in out and "years 1 to 9999" in out
 
 
+@pytest.mark.parametrize("interval", ["nan", "inf", "1e308", "0"])
+def test_tree_watch_refuses_an_interval_it_cannot_sleep_saying_why(
+    store: str, interval: str
+) -> None:
+    code, out = run("tree", "--watch", "--interval", interval, "--store", store)
+    assert code == 2 and "--interval" in out
+
+
 def test_tree_refuses_a_position_past_the_journals_end_and_names_the_last(store: str) -> None:
     with open_engine(store) as engine:
         last = engine.position()

@@ -18,7 +18,7 @@ from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
 from eventsourcing.utils import Environment
 
 from lineage_es.engine.engine import open_engine
-from lineage_es.errors import StoreError
+from lineage_es.errors import InvalidArgument, StoreError
 from lineage_es.follow import Follower
 from lineage_es.read.sqlview import PostgresView, SQLiteView
 from lineage_es.stores import (
@@ -28,6 +28,7 @@ from lineage_es.stores import (
     application_env,
     parse_store_url,
 )
+from lineage_es.stores.connections import LOCK_TIMEOUT_ENV, MAX_LOCK_TIMEOUT
 
 START = {"session_id": "R", "hook_event_name": "SessionStart", "source": "startup"}
 
@@ -205,6 +206,30 @@ def test_a_zero_lock_timeout_has_the_sqlite_journal_wait_for_no_lock(tmp_path: P
 
 def test_a_sub_second_lock_timeout_is_kept_to_the_millisecond_on_sqlite(tmp_path: Path) -> None:
     assert busy_timeout_ms(0.4, tmp_path / "journal.sqlite") == 400
+
+
+@pytest.mark.parametrize("lock_timeout", [-1, 1e300, float("nan"), float("inf"), "30", True])
+def test_a_lock_timeout_no_store_can_wait_is_refused_before_anything_is_opened(
+    tmp_path: Path, lock_timeout: Any
+) -> None:
+    """Both stores keep it as milliseconds in a 32-bit int: from 0 to about 24 days."""
+    journal = tmp_path / "journal.sqlite"
+    with pytest.raises(InvalidArgument, match="from 0 to 2,147,483"):
+        open_engine(f"sqlite:///{journal}", lock_timeout=lock_timeout)
+    assert not journal.exists()
+
+
+def test_the_longest_lock_timeout_is_kept(tmp_path: Path) -> None:
+    assert busy_timeout_ms(MAX_LOCK_TIMEOUT, tmp_path / "journal.sqlite") == 2**31 - 1
+
+
+@pytest.mark.parametrize("value", ["-1", "inf", "1e300", "soon"])
+def test_a_lock_timeout_from_the_environment_no_store_can_wait_names_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv(LOCK_TIMEOUT_ENV, value)
+    with pytest.raises(StoreError, match=f"{LOCK_TIMEOUT_ENV}='{value}'.*from 0 to"):
+        open_engine(f"sqlite:///{tmp_path / 'journal.sqlite'}")
 
 
 def test_a_sqlite_view_without_a_timeout_waits_the_default(tmp_path: Path) -> None:
