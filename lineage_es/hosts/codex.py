@@ -245,6 +245,11 @@ class CodexAdapter:
         depth = turn.get("depth")
         if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool)):
             raise PayloadError("field 'depth' must be an integer", host=HOST)
+        if depth is not None and not 0 <= depth < 2**63:
+            # an answer carries it as JSON, which holds no integer past 64 bits
+            raise PayloadError(
+                f"field 'depth' must be 0 or more (at most 2**63 - 1), not {depth}", host=HOST
+            )
         if depth is None:
             depth = stated_depth(parent, root)
         return Claim(

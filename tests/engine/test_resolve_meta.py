@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from lineage_es.engine.engine import Engine, open_engine
+from lineage_es.errors import PayloadError
 from tests.support.codex_hooks import ROOT, hook, spawn_call
 from tests.support.codex_threads import A, B, G, two_children
 
@@ -199,3 +200,16 @@ def test_a_thread_never_seen_under_a_known_parent_takes_that_parents_root(
     lineage = misplaced.resolve("codex", no_session)
     assert lineage is not None
     assert (lineage.root, lineage.parent, lineage.depth) == (ROOT, B, 2)
+
+
+@pytest.mark.parametrize(
+    "depth", [-1, 2**63, 2**70], ids=["negative", "past-63-bits", "past-64-bits"]
+)
+def test_a_stated_depth_no_answer_can_carry_is_a_payload_error(
+    misplaced: Engine, depth: int
+) -> None:
+    """An answer is JSON, which holds no integer past 64 bits, and no depth is negative."""
+    stated = meta(UNSEEN, B)
+    stated["x-codex-turn-metadata"]["depth"] = depth
+    with pytest.raises(PayloadError, match="'depth' must be 0 or more"):
+        misplaced.resolve("codex", stated)
