@@ -12,6 +12,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from lineage_es.engine.engine import Engine, open_engine
 from lineage_es.errors import PayloadError
 from lineage_es.journal import verify_journal
+from lineage_es.model import to_json
 
 ROOT = "5f1c2e4a-0000-4000-8000-000000000001"
 CODEX_ROOT = "019a0000-0000-7000-8000-0000000000a1"
@@ -242,12 +244,38 @@ def test_malformed_payloads_leave_a_sqlite_journal_verifiable(host: str) -> None
         assert report.ok, report.problems
 
 
+#: Codex's turn metadata naming a thread, its other fields any junk or any integer depth.
+turn_metadata = st.fixed_dictionaries(
+    {"thread_id": st.just(CODEX_CHILD) | junk},
+    optional={
+        "parent_thread_id": st.just(CODEX_ROOT) | junk,
+        "session_id": st.just(CODEX_ROOT) | junk,
+        "depth": st.integers(min_value=-(2**70), max_value=2**70) | junk,
+    },
+)
+
+
 @SETTINGS
 @given(junk | st.dictionaries(st.sampled_from(["threadId", "x-codex-turn-metadata"]), junk))
 def test_malformed_mcp_meta_is_refused_with_a_typed_error(meta: Any) -> None:
     with open_engine("memory://") as engine:
         with contextlib.suppress(PayloadError):
             engine.resolve("codex", meta)
+        assert engine.position() == 0
+
+
+@SETTINGS
+@given(turn_metadata)
+def test_a_meta_naming_a_thread_is_refused_or_answered_with_a_depth_json_can_carry(
+    turn: dict[str, Any],
+) -> None:
+    """What is not refused is answered with a depth of 0 or more, and the answer encodes as
+    the MCP server sends it."""
+    with open_engine("memory://") as engine:
+        with contextlib.suppress(PayloadError):
+            answer = engine.resolve("codex", {"x-codex-turn-metadata": turn})
+            assert answer is None or answer.depth >= 0
+            orjson.dumps(to_json(answer))
         assert engine.position() == 0
 
 
