@@ -65,6 +65,7 @@ class Engine:
         create: bool = True,
         lock_timeout: float | None = None,
     ) -> None:
+        # before anything opens: open_store reports whatever fails as a StoreError
         check_lock_timeout(lock_timeout)
         self.location: StoreLocation = parse_store_url(url or default_store_url())
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
@@ -402,8 +403,6 @@ def open_engine(
     are journaled first unless ``fold`` is false (:func:`lineage_es.inbox.fold_first`).
     """
     from lineage_es.inbox import fold_first
-
-    check_lock_timeout(lock_timeout)  # before the inbox's fold opens anything
 
     def opening(waiting: bool) -> Engine:
         return Engine(url, clock=clock, create=create or waiting, lock_timeout=lock_timeout)
